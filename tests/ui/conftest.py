@@ -1,0 +1,53 @@
+"""Fixtures for the Qt tests: a qasync loop on the pytest-qt QApplication and a loopback fake provider.
+
+Rules learnt the hard way (see DEVELOPERS guide): never call ``loop.stop()`` in teardown (it calls
+``app.exit()`` and every later ``waitSignal`` returns at once), never ``qtbot.waitSignal`` inside a
+coroutine, and never ``loop.run_until_complete`` inside a test: create a task and
+``qtbot.waitUntil(task.done)`` instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import PySide6  # noqa: F401  (import the binding before qasync so it picks PySide6)
+import pytest
+import qasync
+
+
+@pytest.fixture
+def qloop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
+    """A qasync event loop driven by the Qt event loop that pytest-qt runs while waiting."""
+    loop = qasync.QEventLoop(qapp, already_running=False)
+    asyncio.set_event_loop(loop)
+    # qasync runs callbacks only while Qt processes events; make it the "running" loop for code
+    # that calls asyncio.get_running_loop() from slots.
+    asyncio.events._set_running_loop(loop)
+    try:
+        yield loop
+    finally:
+        pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+        for task in pending:
+            task.cancel()
+        asyncio.events._set_running_loop(None)
+        asyncio.set_event_loop(None)
+        loop.close()
+
+
+def run_coro(qtbot: Any, loop: asyncio.AbstractEventLoop, coro: Any, timeout: int = 10_000) -> Any:
+    """Run ``coro`` as a task on the qasync loop and wait (processing Qt events) until it is done."""
+    task = loop.create_task(coro)
+    qtbot.waitUntil(task.done, timeout=timeout)
+    return task.result()
+
+
+@pytest.fixture
+def arun(qtbot: Any, qloop: asyncio.AbstractEventLoop) -> Any:
+    """``arun(coro, timeout=10000)``: run a coroutine on the qasync loop and return its result."""
+
+    def _run(coro: Any, timeout: int = 10_000) -> Any:
+        return run_coro(qtbot, qloop, coro, timeout)
+
+    return _run
