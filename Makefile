@@ -44,5 +44,13 @@ bench: $(STAMP_BENCH)
 screenshots: $(STAMP_RUN)
 	QT_QPA_PLATFORM=offscreen $(PY) -m desktop.ui.screenshots docs/screenshots
 
+# A one-folder PyInstaller bundle built from its own clean venv (never the dev venv: qasync's
+# optional imports of other Qt bindings would abort PyInstaller).
+bundle:
+	bash packaging/build.sh
+
+bundle-check:
+	bash packaging/check.sh
+
 clean:
-	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-bundle build dist .pytest_cache .mypy_cache .ruff_cache
