@@ -1,0 +1,282 @@
+"""The request/stream loop shared by both drivers: retries, status handling, SSE, stall timeout.
+
+A driver subclass builds the request and supplies a :class:`StreamParser`, a synchronous
+object that turns decoded SSE events into chat events. Keeping the parser synchronous means
+the loop below is the only async generator between the socket and the caller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import httpx
+
+from desktop.core.chat.types import ChatError, ChatEvent, ChatMessage, ChatToolDef, ProviderConfig
+
+from ._http import (
+    CONNECT_TIMEOUT,
+    DEFAULT_STREAM_TIMEOUT,
+    ERROR_BODY_LIMIT,
+    RetryPolicy,
+    error_from_http,
+    error_from_payload,
+    is_retryable_status,
+    parse_retry_after,
+    scrub_error,
+    shared_client,
+    transport_error,
+)
+from ._sse import SSEDecoder, SSEError, SSEEvent
+
+log = logging.getLogger(__name__)
+
+__all__ = ["StreamParser", "StreamingDriver"]
+
+# Mid-stream error kinds worth another attempt when nothing reached the caller yet.
+_RETRYABLE_KINDS = frozenset({"overloaded", "server", "rate_limit", "network"})
+
+
+class StreamParser:
+    """Turns SSE events of one response into chat events (synchronous, no I/O).
+
+    Attributes:
+        out: Events produced so far and not yet handed out; the loop drains it.
+        visible: True once a Delta, Thinking or ToolCallRequested has been produced.
+        finished: True once the response is complete; the loop stops reading.
+    """
+
+    __slots__ = ("out", "visible", "finished")
+
+    def __init__(self) -> None:
+        self.out: list[ChatEvent] = []
+        self.visible = False
+        self.finished = False
+
+    def handle(self, event: SSEEvent) -> None:
+        """Process one SSE event, appending to ``out``; raise ``ChatError`` for a reported error."""
+        raise NotImplementedError
+
+    def end_of_body(self) -> None:
+        """The body ended: finish up or raise ``ChatError`` for a truncated response."""
+        raise NotImplementedError
+
+
+class _Retry(Exception):
+    """Internal: the attempt failed in a way that may be retried."""
+
+    def __init__(self, error: ChatError, retry_after: float | None = None) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.retry_after = retry_after
+
+
+class _Again(Exception):
+    """Internal: repeat the request at once with a changed body (not counted as a retry)."""
+
+
+class StreamingDriver:
+    """Base of the provider drivers: one streamed HTTP request per ``stream`` call.
+
+    Args:
+        config: The provider to talk to.
+        client: The ``httpx.AsyncClient`` to use; None uses the shared client.
+        retry: Retry policy (default: 2 retries, 0.5 s backoff doubling up to 8 s).
+        stream_timeout: Seconds without any byte after which a stream fails with a
+            ``network`` error.
+    """
+
+    def __init__(
+        self,
+        config: ProviderConfig,
+        *,
+        client: httpx.AsyncClient | None = None,
+        retry: RetryPolicy | None = None,
+        stream_timeout: float = DEFAULT_STREAM_TIMEOUT,
+    ) -> None:
+        self.config = config
+        self._client = client
+        self.retry = retry if retry is not None else RetryPolicy()
+        self.stream_timeout = stream_timeout
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(provider={self.config.id!r}, base_url={self.config.base_url!r})"
+
+    # -- subclass hooks ---------------------------------------------------------------------
+
+    def endpoint(self) -> str:
+        """The streaming endpoint URL."""
+        raise NotImplementedError
+
+    def headers(self) -> dict[str, str]:
+        """Request headers, credentials included."""
+        raise NotImplementedError
+
+    def build_body(
+        self,
+        *,
+        model: str,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ChatToolDef],
+        system: str | None,
+    ) -> dict[str, Any]:
+        """The JSON request body."""
+        raise NotImplementedError
+
+    def new_parser(self, model: str) -> StreamParser:
+        """A fresh parser for one response."""
+        raise NotImplementedError
+
+    def adjust_after_error(self, status: int, body_text: str, body: dict[str, Any]) -> bool:
+        """Change ``body`` after an error answer and return True to resend it at once."""
+        return False
+
+    # -- the loop -----------------------------------------------------------------------------
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        """The HTTP client in use."""
+        return self._client if self._client is not None else shared_client()
+
+    def _error(self, err: ChatError) -> ChatError:
+        return scrub_error(err, self.config.api_key)
+
+    async def stream(
+        self,
+        *,
+        model: str,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ChatToolDef],
+        system: str | None = None,
+    ) -> AsyncIterator[ChatEvent]:
+        """Stream one model response as chat events (see ``ChatDriver``).
+
+        Raises:
+            ChatError: The provider or the transport failed; events already yielded stay valid.
+        """
+        body = self.build_body(model=model, messages=messages, tools=tools, system=system)
+        retries = 0
+        while True:
+            parser = self.new_parser(model)
+            try:
+                async for event in self._attempt(body, parser):
+                    yield event
+                return
+            except _Again:
+                continue
+            except _Retry as failure:
+                err = self._error(failure.error)
+                delay = None if parser.visible else self.retry.delay_for(retries, failure.retry_after)
+                if delay is None:
+                    raise err from None
+                retries += 1
+                log.info(
+                    "%s: %s; retry %d/%d in %.2f s",
+                    self.config.id, err.message, retries, self.retry.max_retries, delay,
+                )
+                await self.retry.sleep(delay)
+            except ChatError as err:
+                raise self._error(err) from None
+
+    async def _attempt(self, body: dict[str, Any], parser: StreamParser) -> AsyncIterator[ChatEvent]:
+        provider = self.config.id
+        content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        timeout = httpx.Timeout(self.stream_timeout, connect=CONNECT_TIMEOUT)
+        out = parser.out
+        try:
+            async with self.client.stream(
+                "POST", self.endpoint(), content=content, headers=self.headers(), timeout=timeout
+            ) as response:
+                status = response.status_code
+                if status >= 300:
+                    raw = await _read_limited(response)
+                    if status < 500 and self.adjust_after_error(status, raw.decode("utf-8", "replace"), body):
+                        raise _Again
+                    err = error_from_http(status, raw, provider=provider, reason=response.reason_phrase)
+                    if is_retryable_status(status):
+                        raise _Retry(err, parse_retry_after(response.headers))
+                    raise err
+                ctype = response.headers.get("content-type", "")
+                if "json" in ctype and "event-stream" not in ctype:
+                    raise await _json_instead_of_stream(response, provider)
+                decoder = SSEDecoder()
+                chunks = response.aiter_bytes().__aiter__()
+                handle = parser.handle
+                stall = self.stream_timeout
+                while True:
+                    try:
+                        async with asyncio.timeout(stall):
+                            chunk = await chunks.__anext__()
+                    except StopAsyncIteration:
+                        events = decoder.flush()
+                        at_end = True
+                    except TimeoutError:
+                        raise ChatError(
+                            f"network error: no data from the server for {stall:g} s",
+                            provider=provider, kind="network",
+                        ) from None
+                    else:
+                        events = decoder.feed(chunk)
+                        at_end = False
+                    failure: ChatError | None = None
+                    try:
+                        for sse in events:
+                            handle(sse)
+                            if parser.finished:
+                                break
+                        if at_end and not parser.finished:
+                            parser.end_of_body()
+                    except ChatError as err:
+                        failure = err
+                    if out:
+                        for event in out:
+                            yield event
+                        out.clear()
+                    if failure is not None:
+                        if not parser.visible and failure.kind in _RETRYABLE_KINDS:
+                            raise _Retry(failure)
+                        raise failure
+                    if parser.finished or at_end:
+                        return
+        except httpx.TimeoutException as exc:
+            if isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout):
+                raise _Retry(transport_error(exc, provider=provider)) from None
+            raise ChatError(
+                f"network error: no data from the server for {self.stream_timeout:g} s",
+                provider=provider, kind="network",
+            ) from None
+        except httpx.TransportError as exc:
+            raise _Retry(transport_error(exc, provider=provider)) from None
+        except SSEError as exc:
+            raise ChatError(f"malformed event stream: {exc}", provider=provider, kind="protocol") from None
+
+
+async def _read_limited(response: httpx.Response) -> bytes:
+    """Read at most ``ERROR_BODY_LIMIT`` bytes of a response body."""
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        parts.append(chunk)
+        size += len(chunk)
+        if size >= ERROR_BODY_LIMIT:
+            break
+    return b"".join(parts)[:ERROR_BODY_LIMIT]
+
+
+async def _json_instead_of_stream(response: httpx.Response, provider: str) -> ChatError:
+    """The error to raise when a 2xx answer is JSON instead of an event stream."""
+    raw = await _read_limited(response)
+    try:
+        payload = json.loads(raw)
+    except ValueError:
+        payload = None
+    if isinstance(payload, dict) and payload.get("error"):
+        return error_from_payload(payload, provider=provider)
+    snippet = raw.decode("utf-8", "replace").strip()[:200]
+    return ChatError(
+        f"the server answered with JSON instead of an event stream: {snippet}",
+        provider=provider, kind="protocol",
+    )

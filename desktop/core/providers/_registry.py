@@ -1,0 +1,146 @@
+"""Driver selection and model listing."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import httpx
+
+from desktop.core.chat.types import ChatDriver, ChatError, ProviderConfig
+
+from ._base import StreamingDriver
+from ._http import (
+    CONNECT_TIMEOUT,
+    RetryPolicy,
+    error_from_http,
+    is_retryable_status,
+    parse_retry_after,
+    scrub_error,
+    shared_client,
+    transport_error,
+)
+from .anthropic import AnthropicDriver, anthropic_headers, anthropic_url
+from .openai import OpenAIDriver, openai_url
+
+log = logging.getLogger(__name__)
+
+__all__ = ["driver_for", "list_models"]
+
+#: Pages fetched at most from a paginated model list (guards against a server that loops).
+MAX_MODEL_PAGES = 50
+_LIST_TIMEOUT = httpx.Timeout(30.0, connect=CONNECT_TIMEOUT)
+
+
+def driver_for(
+    config: ProviderConfig,
+    client: httpx.AsyncClient | None = None,
+    *,
+    retry: RetryPolicy | None = None,
+    stream_timeout: float | None = None,
+) -> ChatDriver:
+    """The driver for ``config.api``; with no client it uses the shared ``httpx.AsyncClient``.
+
+    Raises:
+        ValueError: ``config.api`` is neither ``openai`` nor ``anthropic``.
+    """
+    cls: type[StreamingDriver]
+    if config.api == "openai":
+        cls = OpenAIDriver
+    elif config.api == "anthropic":
+        cls = AnthropicDriver
+    else:
+        raise ValueError(f"unknown provider api {config.api!r} (expected 'openai' or 'anthropic')")
+    if stream_timeout is None:
+        return cls(config, client=client, retry=retry)
+    return cls(config, client=client, retry=retry, stream_timeout=stream_timeout)
+
+
+async def list_models(
+    config: ProviderConfig, client: httpx.AsyncClient | None = None, *, retry: RetryPolicy | None = None
+) -> list[str]:
+    """Model ids the provider offers (``GET .../models``; Anthropic's list is paginated).
+
+    Raises:
+        ChatError: HTTP or transport failure, or an answer that is not a model list.
+        ValueError: ``config.api`` is unknown.
+    """
+    http = client if client is not None else shared_client()
+    policy = retry if retry is not None else RetryPolicy()
+    try:
+        if config.api == "openai":
+            headers = {"accept": "application/json"}
+            if config.api_key:
+                headers["authorization"] = f"Bearer {config.api_key}"
+            page = await _get_json(http, openai_url(config.base_url, "models"), headers, {}, config, policy)
+            return _ids(page, config)
+        if config.api == "anthropic":
+            url = anthropic_url(config.base_url, "models")
+            headers = anthropic_headers(config.api_key)
+            params: dict[str, str] = {"limit": "1000"}
+            ids: list[str] = []
+            seen_cursors: set[str] = set()
+            for _ in range(MAX_MODEL_PAGES):
+                page = await _get_json(http, url, headers, params, config, policy)
+                ids += [i for i in _ids(page, config) if i not in ids]
+                last = page.get("last_id")
+                if not page.get("has_more") or not isinstance(last, str) or not last or last in seen_cursors:
+                    break
+                seen_cursors.add(last)
+                params = {"limit": "1000", "after_id": last}
+            return ids
+    except ChatError as err:
+        raise scrub_error(err, config.api_key) from None
+    raise ValueError(f"unknown provider api {config.api!r} (expected 'openai' or 'anthropic')")
+
+
+def _ids(page: dict[str, Any], config: ProviderConfig) -> list[str]:
+    data = page.get("data")
+    if not isinstance(data, list):
+        raise ChatError("the model list answer has no 'data' list", provider=config.id, kind="protocol")
+    ids: list[str] = []
+    for item in data:
+        model_id = item.get("id") if isinstance(item, dict) else None
+        if isinstance(model_id, str) and model_id and model_id not in ids:
+            ids.append(model_id)
+    return ids
+
+
+async def _get_json(
+    http: httpx.AsyncClient,
+    url: str,
+    headers: dict[str, str],
+    params: dict[str, str],
+    config: ProviderConfig,
+    policy: RetryPolicy,
+) -> dict[str, Any]:
+    retries = 0
+    while True:
+        retry_after: float | None = None
+        try:
+            response = await http.get(url, headers=headers, params=params, timeout=_LIST_TIMEOUT)
+        except httpx.TransportError as exc:
+            err = transport_error(exc, provider=config.id)
+        else:
+            if response.status_code < 300:
+                try:
+                    payload = response.json()
+                except ValueError:
+                    payload = None
+                if not isinstance(payload, dict):
+                    snippet = response.text.strip()[:200]
+                    raise ChatError(
+                        f"the model list is not JSON: {snippet}", provider=config.id, kind="protocol"
+                    )
+                return payload
+            err = error_from_http(
+                response.status_code, response.content, provider=config.id, reason=response.reason_phrase
+            )
+            if not is_retryable_status(response.status_code):
+                raise err
+            retry_after = parse_retry_after(response.headers)
+        delay = policy.delay_for(retries, retry_after)
+        if delay is None:
+            raise err
+        retries += 1
+        await policy.sleep(delay)
