@@ -73,6 +73,7 @@ _DATA_KEYS = frozenset({"conversation", "model", "provider", "system", "always_a
 _PROJECT_KEYS = frozenset({"version", "nodes"})
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+_ARCHIVE_NOTE_KEY = "archivedCount"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -412,6 +413,14 @@ def _parse_project_bytes(data: bytes) -> Project:
 # Store
 
 
+def _archive_note_count(msg: ChatMessage) -> int:
+    """The count carried by a note this store wrote about trimmed history, else 0."""
+    if msg.role != "note":
+        return 0
+    value = msg.extra.get(_ARCHIVE_NOTE_KEY)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
 def _archive_file_name(node_id: str) -> str:
     """A safe file name for a node's archive; ids that are not plain names get a hashed form."""
     if _SAFE_ID.fullmatch(node_id) and ".." not in node_id:
@@ -454,6 +463,7 @@ class ProjectStore:
         self.history_cap_bytes = history_cap_bytes
         self._known_good: tuple[int, int, int] | None = None
         self._blocked: str | None = None
+        self._archive_ids: dict[str, set[str]] = {}
 
     # ------------------------------------------------------------------------------------------
     # Loading
@@ -553,27 +563,31 @@ class ProjectStore:
         kept, dropped = split_for_cap(conv.messages, self.history_cap_bytes)
         if not dropped:
             return 0
+        earlier = sum(_archive_note_count(m) for m in dropped)
+        trimmed = [m for m in dropped if _archive_note_count(m) == 0]
         try:
-            self.archive_messages(node.id, dropped)
+            self.archive_messages(node.id, trimmed)
         except OSError as exc:
-            log.error("could not archive %d messages of node %s (kept): %s", len(dropped), node.id, exc)
+            log.error("could not archive %d messages of node %s (kept): %s", len(trimmed), node.id, exc)
             return 0
+        total = earlier + len(trimmed)
         note = ChatMessage(
             id=new_id(),
             role="note",
             content=(
-                f"{len(dropped)} earlier message{'s' if len(dropped) != 1 else ''} moved to the history "
-                f"archive ({(ARCHIVE_DIR / _archive_file_name(node.id)).as_posix()})"
+                f"{total} earlier message{'s' if total != 1 else ''} moved to the history archive "
+                f"({(ARCHIVE_DIR / _archive_file_name(node.id)).as_posix()})"
             ),
             ts=now_ms(),
+            extra={_ARCHIVE_NOTE_KEY: total},
         )
         lead = 0
         while lead < len(kept) and kept[lead].role == "system":
             lead += 1
         kept.insert(lead, note)
         conv.messages[:] = kept
-        log.info("node %s: %d messages moved to the history archive", node.id, len(dropped))
-        return len(dropped)
+        log.info("node %s: %d messages moved to the history archive", node.id, len(trimmed))
+        return len(trimmed)
 
     def _is_good_file(self, path: Path) -> bool:
         """True when ``path`` is the file this store last loaded or wrote, or parses as a project."""
@@ -595,30 +609,51 @@ class ProjectStore:
     def archive_messages(self, node_id: str, messages: Sequence[ChatMessage]) -> int:
         """Append ``messages`` to the node's archive, one JSON object per line, and fsync.
 
+        Messages already in the archive (same id) are skipped, so archiving the same trimmed
+        history twice never duplicates it.
+
         Returns:
             How many messages were written.
 
         Raises:
             OSError: The archive could not be written.
         """
-        if not messages:
+        known = self._archived_ids(node_id)
+        fresh: list[ChatMessage] = []
+        for m in messages:
+            if m.id not in known:
+                known.add(m.id)
+                fresh.append(m)
+        if not fresh:
             return 0
         path = self.archive_path(node_id)
-        created = not path.exists()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        lines = "".join(_JSON.encode(message_to_dict(m)) + "\n" for m in messages).encode("utf-8")
-        with open(path, "ab") as fh:
-            if fh.tell() > 0:
-                with open(path, "rb") as check:
-                    check.seek(-1, os.SEEK_END)
-                    if check.read(1) != b"\n":  # a torn last line from a crash: start a fresh line
-                        lines = b"\n" + lines
-            fh.write(lines)
-            fh.flush()
-            os.fsync(fh.fileno())
+        try:
+            created = not path.exists()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            lines = "".join(_JSON.encode(message_to_dict(m)) + "\n" for m in fresh).encode("utf-8")
+            with open(path, "ab") as fh:
+                if fh.tell() > 0:
+                    with open(path, "rb") as check:
+                        check.seek(-1, os.SEEK_END)
+                        if check.read(1) != b"\n":  # a torn last line from a crash: start a fresh line
+                            lines = b"\n" + lines
+                fh.write(lines)
+                fh.flush()
+                os.fsync(fh.fileno())
+        except BaseException:
+            for m in fresh:
+                known.discard(m.id)
+            raise
         if created:
             fsync_dir(path.parent)
-        return len(messages)
+        return len(fresh)
+
+    def _archived_ids(self, node_id: str) -> set[str]:
+        ids = self._archive_ids.get(node_id)
+        if ids is None:
+            ids = {m.id for m in self.read_archive_contents(node_id).messages}
+            self._archive_ids[node_id] = ids
+        return ids
 
     def read_archive_contents(self, node_id: str) -> ArchiveContents:
         """Read a node's archive back; unreadable lines are skipped and counted, never raised."""
@@ -650,6 +685,7 @@ class ProjectStore:
 
     def delete_archive(self, node_id: str) -> bool:
         """Remove a node's archive (when the user deletes the node); True when one existed."""
+        self._archive_ids.pop(node_id, None)
         with contextlib.suppress(FileNotFoundError):
             self.archive_path(node_id).unlink()
             return True

@@ -156,3 +156,50 @@ def test_no_secret_is_ever_written(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         data = path.read_bytes()
         for key in (keyring_key, env_key, session_key):
             assert key.encode() not in data, f"{key[:8]}... leaked into {path}"
+
+
+def test_archiving_the_same_messages_twice_does_not_duplicate(tmp_path: Path) -> None:
+    store = ProjectStore(tmp_path)
+    assert store.archive_messages("n", [_msg(1), _msg(2), _msg(1)]) == 2
+    assert ProjectStore(tmp_path).archive_messages("n", [_msg(2), _msg(3)]) == 1  # reads what is there
+    assert [m.id for m in ProjectStore(tmp_path).read_archive("n")] == ["m1", "m2", "m3"]
+
+
+def test_saving_copies_of_a_growing_conversation_never_duplicates_the_archive(tmp_path: Path) -> None:
+    """A caller that saves fresh copies (the UI keeps its own list) must not archive twice."""
+    store = ProjectStore(tmp_path, history_cap_bytes=4 * 1024)
+    live = _long_node(10)
+    for round_ in range(3):
+        copy = new_node_state(node_id=live.id)
+        copy.conversation.id = live.conversation.id
+        copy.conversation.messages = list(live.conversation.messages)
+        store.save(Project(nodes=[copy]))
+        append_message(live.conversation, "user", f"more {round_} " + "z" * 1000)
+        append_message(live.conversation, "assistant", "ok")
+    archived = store.read_archive(live.id)
+    ids = [m.id for m in archived]
+    assert len(ids) == len(set(ids))
+    saved = store.load().nodes[0].conversation.messages
+    assert saved[1].role == "note"
+    # archive + what project.json keeps (minus system and note) is the whole live conversation before the
+    # last append
+    expected = [m.id for m in live.conversation.messages[1:-2]]
+    assert [m.id for m in archived] + [m.id for m in saved[2:]] == expected
+
+
+def test_trim_notes_accumulate_and_are_not_archived(tmp_path: Path) -> None:
+    store = ProjectStore(tmp_path, history_cap_bytes=4 * 1024)
+    node = _long_node(6)
+    project = Project(nodes=[node])
+    first = store.save(project).archived[node.id]
+    for i in range(6):
+        append_message(node.conversation, "user", f"later {i} " + "z" * 1000)
+        append_message(node.conversation, "assistant", "ok")
+    second = store.save(project).archived[node.id]
+    notes = [m for m in node.conversation.messages if m.role == "note"]
+    assert len(notes) == 1
+    assert notes[0].content.startswith(f"{first + second} earlier messages moved")
+    archived = store.read_archive(node.id)
+    assert all(m.role != "note" for m in archived) and len(archived) == first + second
+    reloaded = store.load().nodes[0].conversation.messages
+    assert [m.content for m in reloaded if m.role == "note"] == [notes[0].content]
