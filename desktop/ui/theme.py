@@ -1,0 +1,279 @@
+"""Application look: Fusion style, a light and a dark palette that follow the system, a modest style sheet.
+
+Chat nodes style their internals from the palette (``QPalette`` roles only), so everything the rest of
+the UI needs to know about colours lives in the palette built here. Banners use the dynamic property
+``bannerKind`` (``info``, ``warning``, ``error``) and are styled by the app-wide sheet.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPalette
+from PySide6.QtWidgets import QApplication, QStyleFactory
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Scheme", "ThemeColors", "LIGHT", "DARK", "build_palette", "style_sheet", "apply_theme",
+           "system_scheme", "follow_system_scheme", "current_scheme", "app_icon", "resource_dir"]
+
+Scheme = Literal["light", "dark"]
+
+
+@dataclass(frozen=True)
+class ThemeColors:
+    """The handful of colours a scheme is made of (hex strings)."""
+
+    window: str
+    base: str
+    alt_base: str
+    text: str
+    muted: str
+    border: str
+    button: str
+    accent: str
+    accent_text: str
+    highlight: str
+    link: str
+    info_bg: str
+    info_border: str
+    warn_bg: str
+    warn_border: str
+    error_bg: str
+    error_border: str
+    tooltip_bg: str
+    tooltip_text: str
+
+
+LIGHT = ThemeColors(
+    window="#f4f5f7",
+    base="#ffffff",
+    alt_base="#f0f2f5",
+    text="#1d2330",
+    muted="#6b7385",
+    border="#d5d9e0",
+    button="#fbfbfc",
+    accent="#4f5bd5",
+    accent_text="#ffffff",
+    highlight="#4f5bd5",
+    link="#3949c8",
+    info_bg="#eef0fd",
+    info_border="#c3c8f4",
+    warn_bg="#fff6e0",
+    warn_border="#f0d08a",
+    error_bg="#fdecec",
+    error_border="#f1b4b4",
+    tooltip_bg="#1d2330",
+    tooltip_text="#f4f5f7",
+)
+
+DARK = ThemeColors(
+    window="#1c1e24",
+    base="#23262e",
+    alt_base="#2a2d36",
+    text="#e6e8ee",
+    muted="#9097a6",
+    border="#383c47",
+    button="#2b2e38",
+    accent="#7c87f2",
+    accent_text="#10121a",
+    highlight="#5c68e0",
+    link="#9aa4ff",
+    info_bg="#262a42",
+    info_border="#3d4470",
+    warn_bg="#3a3120",
+    warn_border="#6b5a2e",
+    error_bg="#3d2326",
+    error_border="#73383e",
+    tooltip_bg="#e6e8ee",
+    tooltip_text="#1c1e24",
+)
+
+
+def colors_for(scheme: Scheme) -> ThemeColors:
+    """The colour set of ``scheme``."""
+    return DARK if scheme == "dark" else LIGHT
+
+
+def build_palette(scheme: Scheme) -> QPalette:
+    """A complete ``QPalette`` for ``scheme`` (active, inactive and disabled groups)."""
+    c = colors_for(scheme)
+    pal = QPalette()
+    roles = {
+        QPalette.ColorRole.Window: c.window,
+        QPalette.ColorRole.WindowText: c.text,
+        QPalette.ColorRole.Base: c.base,
+        QPalette.ColorRole.AlternateBase: c.alt_base,
+        QPalette.ColorRole.Text: c.text,
+        QPalette.ColorRole.Button: c.button,
+        QPalette.ColorRole.ButtonText: c.text,
+        QPalette.ColorRole.BrightText: "#ffffff",
+        QPalette.ColorRole.Highlight: c.highlight,
+        QPalette.ColorRole.HighlightedText: "#ffffff",
+        QPalette.ColorRole.Link: c.link,
+        QPalette.ColorRole.LinkVisited: c.link,
+        QPalette.ColorRole.ToolTipBase: c.tooltip_bg,
+        QPalette.ColorRole.ToolTipText: c.tooltip_text,
+        QPalette.ColorRole.PlaceholderText: c.muted,
+        QPalette.ColorRole.Accent: c.accent,
+        QPalette.ColorRole.Light: "#ffffff" if scheme == "light" else "#3a3e4a",
+        QPalette.ColorRole.Midlight: c.alt_base,
+        QPalette.ColorRole.Mid: c.border,
+        QPalette.ColorRole.Dark: c.muted,
+        QPalette.ColorRole.Shadow: "#000000",
+    }
+    for role, value in roles.items():
+        pal.setColor(role, QColor(value))
+    disabled_text = QColor(c.muted)
+    disabled_text.setAlpha(150)
+    for role in (QPalette.ColorRole.WindowText, QPalette.ColorRole.Text, QPalette.ColorRole.ButtonText,
+                 QPalette.ColorRole.PlaceholderText):
+        pal.setColor(QPalette.ColorGroup.Disabled, role, disabled_text)
+    pal.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Highlight, QColor(c.border))
+    pal.setColor(QPalette.ColorGroup.Inactive, QPalette.ColorRole.Highlight, QColor(c.highlight))
+    return pal
+
+
+def style_sheet(scheme: Scheme) -> str:
+    """The app-wide style sheet: spacing, rounded inputs, toolbar, status bar and banners."""
+    c = colors_for(scheme)
+    return f"""
+QMainWindow::separator {{ width: 1px; height: 1px; background: {c.border}; }}
+QToolBar {{
+    background: {c.window}; border: none; border-bottom: 1px solid {c.border};
+    spacing: 2px; padding: 3px 6px;
+}}
+QToolBar QToolButton {{
+    border: 1px solid transparent; border-radius: 6px; padding: 4px 9px; color: {c.text};
+}}
+QToolBar QToolButton:hover {{ background: {c.alt_base}; border-color: {c.border}; }}
+QToolBar QToolButton:pressed, QToolBar QToolButton:checked {{
+    background: {c.info_bg}; border-color: {c.info_border};
+}}
+QStatusBar {{ background: {c.window}; border-top: 1px solid {c.border}; color: {c.muted}; }}
+QStatusBar::item {{ border: none; }}
+QStatusBar QLabel {{ color: {c.muted}; padding: 0 8px; }}
+QStatusBar QLabel#sessionCostLabel {{ color: {c.text}; font-weight: 600; }}
+QMenuBar {{ background: {c.window}; }}
+QMenuBar::item {{ padding: 4px 10px; border-radius: 4px; }}
+QMenuBar::item:selected {{ background: {c.alt_base}; }}
+QMenu {{ background: {c.base}; border: 1px solid {c.border}; padding: 4px; }}
+QMenu::item {{ padding: 5px 22px 5px 18px; border-radius: 4px; }}
+QMenu::item:selected {{ background: {c.highlight}; color: #ffffff; }}
+QMenu::separator {{ height: 1px; background: {c.border}; margin: 4px 6px; }}
+QLineEdit, QPlainTextEdit, QTextEdit, QSpinBox, QDoubleSpinBox, QComboBox {{
+    border: 1px solid {c.border}; border-radius: 6px; padding: 4px 6px;
+    background: {c.base}; selection-background-color: {c.highlight}; selection-color: #ffffff;
+}}
+QLineEdit:focus, QPlainTextEdit:focus, QTextEdit:focus, QSpinBox:focus, QDoubleSpinBox:focus,
+QComboBox:focus {{ border-color: {c.accent}; }}
+QLineEdit:read-only {{ background: {c.alt_base}; color: {c.muted}; }}
+QComboBox::drop-down {{ border: none; width: 18px; }}
+QPushButton {{
+    border: 1px solid {c.border}; border-radius: 6px; padding: 5px 14px; background: {c.button};
+}}
+QPushButton:hover {{ border-color: {c.accent}; }}
+QPushButton:pressed {{ background: {c.alt_base}; }}
+QPushButton:default {{ background: {c.accent}; color: {c.accent_text}; border-color: {c.accent}; }}
+QPushButton:disabled {{ color: {c.muted}; background: {c.alt_base}; }}
+QListWidget, QTableWidget, QTreeView, QListView, QTableView {{
+    border: 1px solid {c.border}; border-radius: 6px; background: {c.base};
+    alternate-background-color: {c.alt_base};
+}}
+QListWidget::item {{ padding: 5px 8px; border-radius: 4px; }}
+QListWidget::item:selected {{ background: {c.highlight}; color: #ffffff; }}
+QHeaderView::section {{
+    background: {c.alt_base}; border: none; border-bottom: 1px solid {c.border}; padding: 4px 6px;
+}}
+QTabBar::tab {{
+    padding: 5px 14px; border: 1px solid transparent; border-top-left-radius: 6px;
+    border-top-right-radius: 6px; color: {c.muted};
+}}
+QTabBar::tab:selected {{ background: {c.base}; border-color: {c.border}; color: {c.text}; }}
+QGroupBox {{ border: 1px solid {c.border}; border-radius: 8px; margin-top: 14px; padding: 10px 8px 8px 8px; }}
+QGroupBox::title {{ subcontrol-origin: margin; left: 10px; padding: 0 4px; color: {c.muted}; }}
+QMdiArea {{ background: {c.window}; }}
+QFrame[bannerKind] {{ border-radius: 8px; border: 1px solid {c.info_border}; background: {c.info_bg}; }}
+QFrame[bannerKind="warning"] {{ border-color: {c.warn_border}; background: {c.warn_bg}; }}
+QFrame[bannerKind="error"] {{ border-color: {c.error_border}; background: {c.error_bg}; }}
+QFrame[bannerKind] QLabel {{ background: transparent; border: none; color: {c.text}; }}
+QFrame[bannerKind] QPushButton {{ padding: 3px 10px; }}
+QFrame[bannerKind] QToolButton {{ border: none; background: transparent; color: {c.muted}; padding: 2px; }}
+QToolTip {{ background: {c.tooltip_bg}; color: {c.tooltip_text}; border: none; padding: 4px 6px; }}
+"""
+
+
+def system_scheme() -> Scheme:
+    """The system colour scheme (``QStyleHints.colorScheme()``); light when unknown."""
+    app = QGuiApplication.instance()
+    if app is None:
+        return "light"
+    try:
+        scheme = QGuiApplication.styleHints().colorScheme()
+    except AttributeError:  # Qt < 6.5
+        return "light"
+    return "dark" if scheme == Qt.ColorScheme.Dark else "light"
+
+
+_current: Scheme = "light"
+
+
+def current_scheme() -> Scheme:
+    """The scheme applied last by ``apply_theme``."""
+    return _current
+
+
+def apply_theme(app: QApplication, scheme: Scheme | None = None) -> Scheme:
+    """Apply Fusion, the palette and the style sheet of ``scheme`` (the system's when None).
+
+    Returns:
+        The scheme applied.
+    """
+    global _current
+    chosen: Scheme = scheme if scheme is not None else system_scheme()
+    fusion = QStyleFactory.create("Fusion")
+    if fusion is not None and app.style().name().lower() != "fusion":
+        app.setStyle(fusion)
+    app.setPalette(build_palette(chosen))
+    app.setStyleSheet(style_sheet(chosen))
+    _current = chosen
+    log.debug("theme applied: %s", chosen)
+    return chosen
+
+
+def follow_system_scheme(app: QApplication) -> None:
+    """Re-apply the theme whenever the system colour scheme changes."""
+    try:
+        hints = QGuiApplication.styleHints()
+        hints.colorSchemeChanged.connect(lambda _scheme: apply_theme(app))
+    except AttributeError:  # Qt < 6.5
+        log.debug("colorSchemeChanged not available; the theme will not follow the system")
+
+
+def resource_dir() -> Path | None:
+    """The folder with the app icons: ``desktop/resources`` (installed) or the repository's ``resources``."""
+    here = Path(__file__).resolve().parent.parent  # desktop/
+    for candidate in (here / "resources", here.parent / "resources"):
+        if (candidate / "icons").is_dir():
+            return candidate
+    return None
+
+
+def app_icon() -> QIcon:
+    """The application icon (every PNG size plus the SVG); an empty icon when the files are missing."""
+    icon = QIcon()
+    folder = resource_dir()
+    if folder is None:
+        log.debug("app icon files not found")
+        return icon
+    icons = folder / "icons"
+    for png in sorted(icons.glob("chatnodes-*.png")):
+        icon.addFile(str(png))
+    svg = icons / "chatnodes.svg"
+    if svg.is_file():
+        icon.addFile(str(svg))
+    return icon

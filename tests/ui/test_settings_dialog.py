@@ -1,0 +1,194 @@
+"""The settings dialog against the real settings store, the (in-memory) keyring and the fake provider."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from keyring.backends import fail
+from PySide6.QtWidgets import QLineEdit, QTableWidgetItem
+from test_app_support import fake, files_containing, make_context  # noqa: F401
+
+from desktop.core.secrets import SecretStore
+from desktop.testing import FakeProvider
+from desktop.ui.banner import Banner
+from desktop.ui.settings_dialog import SettingsDialog, mask_key
+
+KEY = "sk-test-0123456789abcdefWXYZ"
+
+
+def _dialog(qtbot: Any, ctx: Any) -> SettingsDialog:
+    dialog = SettingsDialog(ctx)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    return dialog
+
+
+def test_mask_shows_only_the_last_four_characters() -> None:
+    assert mask_key(KEY) == "••••••••WXYZ"
+    assert "0123" not in mask_key(KEY)
+    assert mask_key("short") == "••••••••"  # a short key shows nothing of itself
+
+
+def test_lists_every_preset(qtbot: Any, make_context: Any) -> None:
+    dialog = _dialog(qtbot, make_context())
+    names = [dialog.provider_list.item(i).text() for i in range(dialog.provider_list.count())]
+    assert names == ["OpenAI", "Anthropic", "DeepSeek", "OpenRouter", "Gemini", "Groq", "Ollama", "LM Studio"]
+    dialog.select_provider("anthropic")
+    assert dialog.findChild(QLineEdit, "baseUrlEdit").text() == "https://api.anthropic.com"
+    assert dialog.api_combo.currentData() == "anthropic"
+    dialog.select_provider("ollama")
+    assert not dialog.needs_key_check.isChecked()
+
+
+def test_key_saved_to_keyring_and_shown_masked(qtbot: Any, make_context: Any, memory_keyring: Any,
+                                               tmp_path: Any) -> None:
+    ctx = make_context()
+    dialog = _dialog(qtbot, ctx)
+    dialog.select_provider("openai")
+    edit = dialog.findChild(QLineEdit, "apiKeyEdit")
+    assert edit.echoMode() == QLineEdit.EchoMode.Password
+    assert not edit.isReadOnly()
+    dialog.set_key(KEY)
+    dialog.accept()
+    assert dialog.result() == SettingsDialog.DialogCode.Accepted
+    assert memory_keyring.passwords[("chatnodes", "openai")] == KEY
+    assert ctx.settings_store.path.is_file()
+    assert files_containing(tmp_path, KEY) == []  # settings.json never holds a key
+
+    again = _dialog(qtbot, ctx)
+    again.select_provider("openai")
+    edit = again.findChild(QLineEdit, "apiKeyEdit")
+    assert edit.text() == ""
+    assert edit.placeholderText() == "••••••••WXYZ"
+    assert "keyring" in again.key_status.text()
+
+
+def test_forget_key_removes_it_from_the_keyring(qtbot: Any, make_context: Any, memory_keyring: Any) -> None:
+    memory_keyring.passwords[("chatnodes", "groq")] = KEY
+    dialog = _dialog(qtbot, make_context())
+    dialog.select_provider("groq")
+    assert dialog.key_edit.placeholderText().endswith("WXYZ")
+    dialog.clear_key_button.click()
+    dialog.accept()
+    assert ("chatnodes", "groq") not in memory_keyring.passwords
+
+
+@pytest.mark.parametrize(("var", "value"), [("OPENAI_API_KEY", "sk-env-aaaaaaaaaaaa1111"),
+                                            ("CHATNODES_PROVIDER_KEY_OPENAI", "sk-env-bbbbbbbbbbbb2222")])
+def test_env_override_makes_the_field_read_only(qtbot: Any, make_context: Any, var: str, value: str) -> None:
+    ctx = make_context(environ={var: value})
+    dialog = _dialog(qtbot, ctx)
+    dialog.select_provider("openai")
+    edit = dialog.findChild(QLineEdit, "apiKeyEdit")
+    assert edit.isReadOnly()
+    assert edit.text() == f"from environment: {var}"
+    assert value not in edit.text() and value[-4:] not in edit.text()
+    assert not dialog.clear_key_button.isEnabled()
+    dialog.select_provider("anthropic")  # other providers are not affected
+    assert not dialog.key_edit.isReadOnly()
+
+
+def test_no_keyring_banner_and_session_key(qtbot: Any, make_context: Any, tmp_path: Any) -> None:
+    secrets = SecretStore(backend=fail.Keyring())
+    assert not secrets.available
+    ctx = make_context(secrets=secrets)
+    dialog = _dialog(qtbot, ctx)
+    banner = dialog.findChild(Banner, "keyringBanner")
+    assert banner is not None and banner.isVisible()
+    assert "No OS keyring found: keys are kept for this session only" in banner.text()
+    assert dialog.session_only_check.isChecked() and not dialog.session_only_check.isEnabled()
+    dialog.select_provider("anthropic")
+    dialog.set_key(KEY)
+    dialog.accept()
+    assert secrets.get("anthropic") == KEY
+    assert secrets.has_session_key("anthropic")
+    assert files_containing(tmp_path, KEY) == []
+
+
+def test_keyring_present_means_no_banner(qtbot: Any, make_context: Any) -> None:
+    dialog = _dialog(qtbot, make_context())
+    assert dialog.findChild(Banner, "keyringBanner") is None
+
+
+def test_test_connection_lists_models(qtbot: Any, make_context: Any, fake: FakeProvider) -> None:
+    dialog = _dialog(qtbot, make_context())
+    provider = dialog.add_custom("openai", name="Local fake")
+    dialog.base_url_edit.setText(fake.openai_base_url)
+    dialog.base_url_edit.textEdited.emit(fake.openai_base_url)
+    assert provider.base_url == fake.openai_base_url
+    dialog.findChild(type(dialog.test_button), "testConnectionButton").click()
+    assert dialog.test_task is not None
+    qtbot.waitUntil(dialog.test_task.done, timeout=10_000)
+    assert dialog.test_result.text() == "✓ Connected: 2 models available"
+    assert provider.models == ["fake-model-large", "fake-model-small"]  # an empty model list gets filled
+    assert dialog.test_button.isEnabled()
+
+
+def test_test_connection_reports_a_401_readably(qtbot: Any, make_context: Any) -> None:
+    with FakeProvider(api_key="the-right-key-000000") as server:
+        dialog = _dialog(qtbot, make_context())
+        dialog.add_custom("anthropic", name="Guarded")
+        dialog.base_url_edit.setText(server.anthropic_base_url)
+        dialog.base_url_edit.textEdited.emit(server.anthropic_base_url)
+        dialog.needs_key_check.setChecked(True)
+        dialog.set_key("sk-wrong-key-1234567890")
+        task = dialog.test_connection()
+        assert task is not None
+        qtbot.waitUntil(task.done, timeout=10_000)
+        text = dialog.test_result.text()
+        assert text.startswith("✗ 401")
+        assert "sk-wrong-key-1234567890" not in text
+
+
+def test_test_connection_without_a_key_asks_for_one(qtbot: Any, make_context: Any) -> None:
+    dialog = _dialog(qtbot, make_context())
+    dialog.select_provider("openai")
+    assert dialog.test_connection() is None
+    assert dialog.test_result.text() == "Enter an API key first."
+
+
+def test_price_overrides_are_validated_and_saved(qtbot: Any, make_context: Any) -> None:
+    ctx = make_context()
+    dialog = _dialog(qtbot, ctx)
+    row = dialog.add_price_row("my-model", 1.5, 6.0)
+    dialog.price_table.setItem(row, 2, QTableWidgetItem("lots"))
+    dialog.accept()
+    assert dialog.isVisible()  # stays open
+    assert "must be a number" in dialog.error_label.text()
+    assert not ctx.settings_store.path.exists()
+    dialog.price_table.setItem(row, 2, QTableWidgetItem("6"))
+    dialog.price_table.setItem(row, 3, QTableWidgetItem("0.15"))
+    dialog.history_cap_spin.setValue(512)
+    dialog.max_iterations_spin.setValue(4)
+    dialog.accept()
+    assert not dialog.isVisible()
+    saved = json.loads(ctx.settings_store.path.read_text(encoding="utf-8"))
+    assert saved["price_overrides"] == {"my-model": {"input": 1.5, "output": 6.0, "cache_read": 0.15}}
+    assert saved["history_cap_kib"] == 512 and saved["max_iterations"] == 4
+    assert ctx.settings.max_iterations == 4
+
+
+def test_default_provider_and_model(qtbot: Any, make_context: Any) -> None:
+    ctx = make_context()
+    dialog = _dialog(qtbot, ctx)
+    combo = dialog.default_provider_combo
+    combo.setCurrentIndex(combo.findData("ollama"))
+    assert dialog.default_model_combo.currentText() == "llama3.2"
+    dialog.accept()
+    assert ctx.settings.default_provider == "ollama"
+    assert ctx.settings.default_model == "llama3.2"
+    assert ctx.has_usable_provider()  # a keyless provider needs nothing else
+
+
+def test_removed_provider_loses_its_key(qtbot: Any, make_context: Any, memory_keyring: Any) -> None:
+    memory_keyring.passwords[("chatnodes", "deepseek")] = KEY
+    ctx = make_context()
+    dialog = _dialog(qtbot, ctx)
+    dialog.select_provider("deepseek")
+    dialog.remove_current_provider()
+    assert "deepseek" not in dialog.provider_ids()
+    dialog.accept()
+    assert ctx.settings.provider("deepseek") is None
+    assert ("chatnodes", "deepseek") not in memory_keyring.passwords
