@@ -196,7 +196,11 @@ class ProjectCorruptError(ProjectError):
         super().__init__(self._text())
 
     def _text(self) -> str:
-        where = f"it was kept as {self.moved_to}" if self.moved_to is not None else "it was left in place"
+        where = (
+            f"it was kept as {self.moved_to}"
+            if self.moved_to is not None
+            else "it was left in place and is not overwritten"
+        )
         text = f"{self.path} could not be read ({self.reason}); {where}"
         if self.recovered_from is not None:
             text += f"; the last good version was restored from {self.recovered_from.name}"

@@ -83,6 +83,13 @@ def _scrub(text: str, secret: str | None) -> str:
     return text
 
 
+def _failure(action: str, exc: BaseException, secret: str | None = None) -> str:
+    """A readable reason for a keyring failure during ``action`` (the key is scrubbed out)."""
+    if isinstance(exc, keyring.errors.NoKeyringError):
+        return "no OS keyring found (keyring.errors.NoKeyringError)"
+    return f"{action} failed ({_describe_error(exc, secret)})"
+
+
 def _describe_error(exc: BaseException, secret: str | None = None) -> str:
     cls = type(exc)
     detail = _scrub(str(exc).strip(), secret)
@@ -155,7 +162,7 @@ class SecretStore:
         try:
             value = backend.get_password(self.service, provider_id)
         except Exception as exc:
-            self._mark_unavailable(f"reading the keyring failed ({_describe_error(exc)})")
+            self._mark_unavailable(_failure("reading the keyring", exc))
             return None, None
         if value:
             return value, "keyring"
@@ -188,7 +195,7 @@ class SecretStore:
             backend.set_password(self.service, provider_id, key)
             stored = backend.get_password(self.service, provider_id)
         except Exception as exc:
-            self._mark_unavailable(f"storing a key in the keyring failed ({_describe_error(exc, key)})")
+            self._mark_unavailable(_failure("storing a key in the keyring", exc, key))
             self._session[provider_id] = key
             return "session"
         if stored != key:

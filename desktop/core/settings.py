@@ -492,7 +492,7 @@ class SettingsCorruptError(Exception):
     Attributes:
         path: The settings file.
         moved_to: Where the unreadable file now is (``settings.json.corrupt-<timestamp>``), or None when
-            it could not be moved (then it is left in place and not overwritten until the user saves).
+            it could not be read or moved (then it is left in place and ``save`` refuses to overwrite it).
         reason: What was wrong.
         recovered_from: The backup the settings were restored from, or None (defaults were used).
     """
@@ -504,7 +504,11 @@ class SettingsCorruptError(Exception):
         self.moved_to = moved_to
         self.reason = reason
         self.recovered_from = recovered_from
-        where = f"it was kept as {moved_to}" if moved_to is not None else "it could not be moved aside"
+        where = (
+            f"it was kept as {moved_to}"
+            if moved_to is not None
+            else "it was left in place and is not overwritten"
+        )
         then = (
             f"; the last good settings were restored from {recovered_from.name}"
             if recovered_from is not None
@@ -548,6 +552,7 @@ class SettingsStore:
         self.backup_path = self.config_dir / (self.FILE_NAME + ".bak")
         self.last_error: str | None = None
         self.last_corrupt: SettingsCorruptError | None = None
+        self._blocked: str | None = None
 
     def load(self) -> Settings:
         """Return the stored settings.
@@ -558,13 +563,15 @@ class SettingsStore:
         """
         self.last_error = None
         self.last_corrupt = None
+        self._blocked = None
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
             return default_settings()
         except OSError as exc:
-            # Unreadable (permissions...): do not move it, do not overwrite it silently either.
+            # Unreadable (permissions...): leave it where it is and refuse to overwrite it.
             reason = f"{type(exc).__name__}: {exc.strerror or exc}"
+            self._blocked = reason
             self._report(SettingsCorruptError(self.path, None, reason))
             return default_settings()
         try:
@@ -577,6 +584,7 @@ class SettingsStore:
         except OSError as exc:
             log.error("could not move the bad settings file aside: %s", exc)
             moved_to = None
+            self._blocked = reason
         recovered: Settings | None = None
         try:
             recovered = _parse_settings_bytes(self.backup_path.read_bytes())
@@ -598,9 +606,15 @@ class SettingsStore:
 
         Raises:
             SettingsError: The settings are invalid (nothing is written).
-            OSError: Writing failed (the previous file is unchanged).
+            OSError: Writing failed (the previous file is unchanged), or the current file could not
+                be read at load time and was left in place (it is not overwritten).
         """
         settings.validate()
+        if self._blocked is not None:
+            raise OSError(
+                f"{self.path} could not be read earlier ({self._blocked}) and is not overwritten; "
+                "fix or move it, then restart"
+            )
         text = json.dumps(settings_to_dict(settings), ensure_ascii=False, indent=2) + "\n"
         atomic_write_bytes(
             self.path, text.encode("utf-8"), backup=self.backup_path, backup_if=self._is_good_file

@@ -181,3 +181,17 @@ def test_repr_never_shows_keys(memory_keyring) -> None:
     store.set("groq", SECRET + "x", session_only=True)
     assert SECRET not in repr(store)
     assert "session_keys=1" in repr(store)
+
+
+def test_no_keyring_error_at_run_time_reads_well() -> None:
+    class NoKeyring(ForgetfulKeyring):
+        def get_password(self, service: str, username: str) -> str | None:
+            raise keyring.errors.NoKeyringError("No recommended backend was available. " + "x" * 500)
+
+    store = SecretStore(backend=NoKeyring())
+    assert store.available
+    assert store.get("openai") is None
+    assert store.unavailable_reason == (
+        "no OS keyring found (keyring.errors.NoKeyringError): keys are kept for this session only"
+    )
+    assert store.set("openai", SECRET) == "session" and store.get("openai") == SECRET

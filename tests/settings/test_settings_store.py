@@ -290,3 +290,29 @@ def test_default_config_dir_honours_override(tmp_path: Path) -> None:
     assert default_config_dir() == Path(os.environ["CHATNODES_CONFIG_DIR"])
     platform_dir = default_config_dir({})
     assert platform_dir.name == "chatnodes" and platform_dir.is_absolute()
+
+
+def test_unreadable_file_is_left_in_place_and_not_overwritten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = SettingsStore(tmp_path)
+    store.save(default_settings())
+    before = store.path.read_bytes()
+    real_read = Path.read_bytes
+
+    def deny(self: Path) -> bytes:
+        if self == store.path:
+            raise PermissionError(13, "Permission denied")
+        return real_read(self)
+
+    monkeypatch.setattr(Path, "read_bytes", deny)
+    assert store.load() == default_settings()
+    err = store.last_corrupt
+    assert err is not None and err.moved_to is None and "Permission denied" in err.reason
+    assert "left in place" in (store.last_error or "")
+    with pytest.raises(OSError, match="not overwritten"):
+        store.save(default_settings())
+    monkeypatch.undo()
+    assert store.path.read_bytes() == before
+    assert store.load() == default_settings() and store.last_error is None
+    store.save(default_settings())  # readable again: saving works
