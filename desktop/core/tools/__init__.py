@@ -1,1 +1,170 @@
+"""Project tools offered to the model, confined to the project folder.
 
+``project_tools(root)`` returns ``read_file``, ``list_dir``, ``search_files`` (read-only, no
+approval) and ``write_file`` (needs approval). Paths are relative to the project folder; anything
+that would leave it (absolute paths, ``..``, symlinks resolving outside) raises ``ToolError``, which
+the chat loop reports as ``tool error: ...``. File I/O runs in a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+
+from desktop.core.chat.types import ChatToolDef
+from desktop.core.tools import _files
+from desktop.core.tools._files import (
+    LIST_CAP_ENTRIES,
+    READ_CAP_BYTES,
+    SEARCH_MAX_FILE_BYTES,
+    SEARCH_SKIP_DIRS,
+)
+from desktop.core.tools._paths import ProjectRoot, ToolError
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "LIST_CAP_ENTRIES",
+    "READ_CAP_BYTES",
+    "SEARCH_MAX_FILE_BYTES",
+    "SEARCH_SKIP_DIRS",
+    "ProjectRoot",
+    "ToolError",
+    "project_tools",
+]
+
+_PATH_DESCRIPTION = "Path relative to the project folder, with '/' separators."
+
+
+def _string_arg(args: dict[str, Any], name: str, *, default: str | None = None) -> str:
+    if name not in args or args[name] is None:
+        if default is None:
+            raise ToolError(f"missing required argument {name!r}")
+        return default
+    value = args[name]
+    if not isinstance(value, str):
+        raise ToolError(f"argument {name!r} must be a string, got {type(value).__name__}")
+    return value
+
+
+def _int_arg(args: dict[str, Any], name: str, default: int) -> int:
+    value = args.get(name, default)
+    if value is None:
+        return default
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ToolError(f"argument {name!r} must be an integer")
+    return value
+
+
+def project_tools(root: Path) -> list[ChatToolDef]:
+    """The project tools anchored at ``root`` (which must be an existing folder).
+
+    Raises:
+        FileNotFoundError: ``root`` does not exist.
+        ToolError: ``root`` is not a folder.
+    """
+    sandbox = ProjectRoot(root)
+
+    async def read_file(args: dict[str, Any]) -> str:
+        path = _string_arg(args, "path")
+        return await asyncio.to_thread(_files.read_file, sandbox, path)
+
+    async def list_dir(args: dict[str, Any]) -> str:
+        path = _string_arg(args, "path", default=".")
+        return await asyncio.to_thread(_files.list_dir, sandbox, path)
+
+    async def search_files(args: dict[str, Any]) -> str:
+        query = _string_arg(args, "query")
+        path = _string_arg(args, "path", default=".")
+        max_results = _int_arg(args, "max_results", 50)
+        return await asyncio.to_thread(_files.search_files, sandbox, query, path, max_results)
+
+    async def write_file(args: dict[str, Any]) -> str:
+        path = _string_arg(args, "path")
+        content = _string_arg(args, "content")
+        return await asyncio.to_thread(_files.write_file, sandbox, path, content)
+
+    return [
+        ChatToolDef(
+            name="read_file",
+            description=(
+                f"Read a text file in the project. Shows at most {READ_CAP_BYTES} bytes, then "
+                "'[truncated N bytes]'; binary files are described, not shown."
+            ),
+            schema={
+                "type": "object",
+                "properties": {"path": {"type": "string", "description": _PATH_DESCRIPTION}},
+                "required": ["path"],
+                "additionalProperties": False,
+            },
+            needs_approval=False,
+            run=read_file,
+        ),
+        ChatToolDef(
+            name="list_dir",
+            description=(
+                "List a folder of the project: sorted entries, folders end with '/', files show their "
+                f"size in bytes. At most {LIST_CAP_ENTRIES} entries."
+            ),
+            schema={
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": _PATH_DESCRIPTION + " Default: '.' (the root)."}
+                },
+                "required": [],
+                "additionalProperties": False,
+            },
+            needs_approval=False,
+            run=list_dir,
+        ),
+        ChatToolDef(
+            name="search_files",
+            description=(
+                "Case-insensitive plain-text search through the project's text files. Returns "
+                "'path:line: text' lines. Skips " + ", ".join(sorted(SEARCH_SKIP_DIRS)) + ", binary files "
+                "and files over 1 MB."
+            ),
+            schema={
+                "type": "object",
+                "properties": {
+                    "query": {
+                        "type": "string",
+                        "description": "The text to find (not a regular expression).",
+                    },
+                    "path": {"type": "string", "description": "Folder to search in. " + _PATH_DESCRIPTION},
+                    "max_results": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": 500,
+                        "description": "Maximum number of matching lines (default 50).",
+                    },
+                },
+                "required": ["query"],
+                "additionalProperties": False,
+            },
+            needs_approval=False,
+            run=search_files,
+        ),
+        ChatToolDef(
+            name="write_file",
+            description=(
+                "Create or overwrite a UTF-8 text file in the project (parent folders are created). "
+                "The user must approve every call."
+            ),
+            schema={
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": _PATH_DESCRIPTION},
+                    "content": {"type": "string", "description": "The complete new file content."},
+                },
+                "required": ["path", "content"],
+                "additionalProperties": False,
+            },
+            needs_approval=True,
+            run=write_file,
+        ),
+    ]
