@@ -11,6 +11,7 @@ import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import httpx
@@ -161,97 +162,102 @@ class StreamingDriver:
         retries = 0
         while True:
             parser = self.new_parser(model)
+            # One generator only, on purpose: the events are yielded right here, so closing or
+            # cancelling this generator exits ``client.stream`` and closes the response at once.
             try:
-                async for event in self._attempt(body, parser):
-                    yield event
-                return
+                try:
+                    async with self._open(body) as response:
+                        await self._check_status(response, body)
+                        out = parser.out
+                        decoder = SSEDecoder()
+                        chunks = response.aiter_bytes().__aiter__()
+                        handle = parser.handle
+                        stall = self.stream_timeout
+                        while True:
+                            try:
+                                async with asyncio.timeout(stall):
+                                    chunk = await chunks.__anext__()
+                            except StopAsyncIteration:
+                                events = decoder.flush()
+                                at_end = True
+                            except TimeoutError:
+                                raise self._stalled() from None
+                            else:
+                                events = decoder.feed(chunk)
+                                at_end = False
+                            failure: ChatError | None = None
+                            try:
+                                for sse in events:
+                                    handle(sse)
+                                    if parser.finished:
+                                        break
+                                if at_end and not parser.finished:
+                                    parser.end_of_body()
+                            except ChatError as reported:
+                                failure = reported
+                            if out:
+                                for event in out:
+                                    yield event
+                                out.clear()
+                            if failure is not None:
+                                if not parser.visible and failure.kind in _RETRYABLE_KINDS:
+                                    raise _Retry(failure)
+                                raise failure
+                            if parser.finished or at_end:
+                                return
+                except httpx.TimeoutException as exc:
+                    if isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout):
+                        raise _Retry(transport_error(exc, provider=self.config.id)) from None
+                    raise self._stalled() from None
+                except httpx.TransportError as exc:
+                    raise _Retry(transport_error(exc, provider=self.config.id)) from None
+                except SSEError as exc:
+                    raise ChatError(
+                        f"malformed event stream: {exc}", provider=self.config.id, kind="protocol"
+                    ) from None
             except _Again:
                 continue
-            except _Retry as failure:
-                err = self._error(failure.error)
-                delay = None if parser.visible else self.retry.delay_for(retries, failure.retry_after)
+            except _Retry as retry:
+                final = self._error(retry.error)
+                delay = None if parser.visible else self.retry.delay_for(retries, retry.retry_after)
                 if delay is None:
-                    raise err from None
+                    raise final from None
                 retries += 1
                 log.info(
                     "%s: %s; retry %d/%d in %.2f s",
-                    self.config.id, err.message, retries, self.retry.max_retries, delay,
+                    self.config.id, final.message, retries, self.retry.max_retries, delay,
                 )
                 await self.retry.sleep(delay)
-            except ChatError as err:
-                raise self._error(err) from None
+            except ChatError as fatal:
+                raise self._error(fatal) from None
 
-    async def _attempt(self, body: dict[str, Any], parser: StreamParser) -> AsyncIterator[ChatEvent]:
-        provider = self.config.id
+    def _open(self, body: dict[str, Any]) -> AbstractAsyncContextManager[httpx.Response]:
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         timeout = httpx.Timeout(self.stream_timeout, connect=CONNECT_TIMEOUT)
-        out = parser.out
-        try:
-            async with self.client.stream(
-                "POST", self.endpoint(), content=content, headers=self.headers(), timeout=timeout
-            ) as response:
-                status = response.status_code
-                if status >= 300:
-                    raw = await _read_limited(response)
-                    if status < 500 and self.adjust_after_error(status, raw.decode("utf-8", "replace"), body):
-                        raise _Again
-                    err = error_from_http(status, raw, provider=provider, reason=response.reason_phrase)
-                    if is_retryable_status(status):
-                        raise _Retry(err, parse_retry_after(response.headers))
-                    raise err
-                ctype = response.headers.get("content-type", "")
-                if "json" in ctype and "event-stream" not in ctype:
-                    raise await _json_instead_of_stream(response, provider)
-                decoder = SSEDecoder()
-                chunks = response.aiter_bytes().__aiter__()
-                handle = parser.handle
-                stall = self.stream_timeout
-                while True:
-                    try:
-                        async with asyncio.timeout(stall):
-                            chunk = await chunks.__anext__()
-                    except StopAsyncIteration:
-                        events = decoder.flush()
-                        at_end = True
-                    except TimeoutError:
-                        raise ChatError(
-                            f"network error: no data from the server for {stall:g} s",
-                            provider=provider, kind="network",
-                        ) from None
-                    else:
-                        events = decoder.feed(chunk)
-                        at_end = False
-                    failure: ChatError | None = None
-                    try:
-                        for sse in events:
-                            handle(sse)
-                            if parser.finished:
-                                break
-                        if at_end and not parser.finished:
-                            parser.end_of_body()
-                    except ChatError as err:
-                        failure = err
-                    if out:
-                        for event in out:
-                            yield event
-                        out.clear()
-                    if failure is not None:
-                        if not parser.visible and failure.kind in _RETRYABLE_KINDS:
-                            raise _Retry(failure)
-                        raise failure
-                    if parser.finished or at_end:
-                        return
-        except httpx.TimeoutException as exc:
-            if isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout):
-                raise _Retry(transport_error(exc, provider=provider)) from None
-            raise ChatError(
-                f"network error: no data from the server for {self.stream_timeout:g} s",
-                provider=provider, kind="network",
-            ) from None
-        except httpx.TransportError as exc:
-            raise _Retry(transport_error(exc, provider=provider)) from None
-        except SSEError as exc:
-            raise ChatError(f"malformed event stream: {exc}", provider=provider, kind="protocol") from None
+        return self.client.stream("POST", self.endpoint(), content=content, headers=self.headers(),
+                                  timeout=timeout)
+
+    def _stalled(self) -> ChatError:
+        return ChatError(
+            f"network error: no data from the server for {self.stream_timeout:g} s",
+            provider=self.config.id, kind="network",
+        )
+
+    async def _check_status(self, response: httpx.Response, body: dict[str, Any]) -> None:
+        """Raise for an error answer (``_Again`` / ``_Retry`` / ``ChatError``) or a non-stream body."""
+        provider = self.config.id
+        status = response.status_code
+        if status >= 300:
+            raw = await _read_limited(response)
+            if status < 500 and self.adjust_after_error(status, raw.decode("utf-8", "replace"), body):
+                raise _Again
+            err = error_from_http(status, raw, provider=provider, reason=response.reason_phrase)
+            if is_retryable_status(status):
+                raise _Retry(err, parse_retry_after(response.headers))
+            raise err
+        ctype = response.headers.get("content-type", "")
+        if "json" in ctype and "event-stream" not in ctype:
+            raise await _json_instead_of_stream(response, provider)
 
 
 async def _read_limited(response: httpx.Response) -> bytes:

@@ -1,0 +1,347 @@
+"""Retries, error messages and kinds, stall timeout, cancellation, key secrecy, model lists."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import time
+from typing import Any
+
+import httpx
+import pytest
+from provider_support import (
+    SECRET,
+    MockServer,
+    Reply,
+    anthropic_config,
+    collect,
+    instant_policy,
+    json_reply,
+    openai_config,
+    run,
+    sse_reply,
+)
+
+from desktop.core.chat.types import ChatError, ChatMessage, Delta, ProviderConfig
+from desktop.core.providers import RetryPolicy, aclose_shared_client, driver_for, list_models, shared_client
+from desktop.core.providers._http import error_from_http, parse_retry_after
+
+OK_OPENAI = (b'data: {"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}\n\n'
+             b"data: [DONE]\n\n")
+OK_ANTHROPIC = (
+    b'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":1}}}\n\n'
+    b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+    b'"delta":{"type":"text_delta","text":"ok"}}\n\n'
+    b'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},'
+    b'"usage":{"output_tokens":1}}\n\n'
+    b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
+)
+ANTHROPIC_OVERLOADED = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+
+
+# -- retries ---------------------------------------------------------------------------------------
+
+
+def test_429_with_retry_after_then_success() -> None:
+    policy, sleeps = instant_policy()
+    server = MockServer(json_reply(429, {"error": {"message": "slow down", "type": "rate_limit_error"}},
+                                   headers={"retry-after": "3"}),
+                        sse_reply(OK_OPENAI))
+    out = run(collect(openai_config(), server, retry=policy))
+    assert out.error is None and out.text == "ok"
+    assert sleeps.delays == [3.0]
+    assert len(server.requests) == 2
+
+
+def test_529_twice_then_success_uses_backoff() -> None:
+    policy, sleeps = instant_policy()
+    server = MockServer(json_reply(529, ANTHROPIC_OVERLOADED), json_reply(529, ANTHROPIC_OVERLOADED),
+                        sse_reply(OK_ANTHROPIC))
+    out = run(collect(anthropic_config(), server, retry=policy))
+    assert out.error is None and out.text == "ok"
+    assert sleeps.delays == [0.5, 1.0]
+
+
+def test_retries_are_bounded_and_the_last_error_is_reported() -> None:
+    policy, sleeps = instant_policy()
+    server = MockServer(json_reply(529, ANTHROPIC_OVERLOADED))
+    out = run(collect(anthropic_config(), server, retry=policy))
+    assert len(server.requests) == 3 and len(sleeps.delays) == 2
+    assert out.error is not None
+    assert (out.error.message, out.error.status, out.error.kind) == (
+        "529 overloaded_error: Overloaded", 529, "overloaded")
+
+
+def test_connection_error_is_retried() -> None:
+    policy, sleeps = instant_policy()
+    server = MockServer(Reply(raise_exc=httpx.ConnectError("connection refused")), sse_reply(OK_OPENAI))
+    out = run(collect(openai_config(), server, retry=policy))
+    assert out.error is None and out.text == "ok" and len(sleeps.delays) == 1
+
+
+def test_connection_error_every_time_is_a_network_error() -> None:
+    server = MockServer(Reply(raise_exc=httpx.ConnectError("connection refused")))
+    out = run(collect(openai_config(), server))
+    assert out.error is not None and out.error.kind == "network" and "connection refused" in out.error.message
+    assert len(server.requests) == 3
+
+
+def test_no_retry_once_text_was_yielded() -> None:
+    partial = b'data: {"choices":[{"index":0,"delta":{"content":"half"},"finish_reason":null}]}\n\n'
+    server = MockServer(sse_reply(partial), sse_reply(OK_OPENAI))
+    out = run(collect(openai_config(), server))
+    assert out.text == "half" and len(server.requests) == 1
+    assert out.error is not None and out.error.kind == "network"
+
+
+def test_midstream_overloaded_before_any_text_is_retried_but_not_after() -> None:
+    err = (b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error",'
+           b'"message":"Overloaded"}}\n\n')
+    start = b'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":1}}}\n\n'
+    server = MockServer(sse_reply(start + err), sse_reply(OK_ANTHROPIC))
+    assert run(collect(anthropic_config(), server)).text == "ok"
+    text = (b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+            b'"delta":{"type":"text_delta","text":"par"}}\n\n')
+    server = MockServer(sse_reply(start + text + err), sse_reply(OK_ANTHROPIC))
+    out = run(collect(anthropic_config(), server))
+    assert out.text == "par" and len(server.requests) == 1
+    assert out.error is not None and out.error.message == "overloaded_error: Overloaded"
+
+
+def test_non_retryable_status_is_not_retried() -> None:
+    server = MockServer(json_reply(401, {"type": "error", "error": {"type": "authentication_error",
+                                                                    "message": "invalid x-api-key"}}))
+    out = run(collect(anthropic_config(), server))
+    assert len(server.requests) == 1
+    assert out.error is not None
+    assert (out.error.message, out.error.status, out.error.kind) == (
+        "401 authentication_error: invalid x-api-key", 401, "auth")
+
+
+def test_retry_after_longer_than_the_cap_is_not_waited_for() -> None:
+    policy, sleeps = instant_policy()
+    server = MockServer(json_reply(429, {"error": {"message": "quota", "type": "rate_limit_error"}},
+                                   headers={"retry-after": "600"}), sse_reply(OK_OPENAI))
+    out = run(collect(openai_config(), server, retry=policy))
+    assert out.error is not None and out.error.kind == "rate_limit" and sleeps.delays == []
+
+
+def test_retry_after_formats() -> None:
+    now = time.time()
+    date = email.utils.formatdate(now + 30, usegmt=True)
+    assert parse_retry_after({"retry-after": "2.5"}) == 2.5
+    assert parse_retry_after({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
+    assert 28 <= (parse_retry_after({"retry-after": date}, now=now) or 0) <= 31
+    assert parse_retry_after({"retry-after": "soon"}) is None
+    assert parse_retry_after({}) is None
+
+
+def test_backoff_jitter_and_cap() -> None:
+    policy = RetryPolicy(random=lambda: 1.0, jitter=0.25, max_retries=10)
+    assert policy.backoff(0) == pytest.approx(0.375)
+    assert policy.delay_for(9, None) == pytest.approx(8.0 * 0.75)
+    assert RetryPolicy().delay_for(2, None) is None
+
+
+# -- error formats --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("status", "body", "message", "kind"), [
+    (401, {"error": {"message": "Incorrect API key provided.", "type": "invalid_request_error",
+                     "code": "invalid_api_key"}},
+     "401 invalid_request_error: Incorrect API key provided.", "auth"),
+    (404, {"type": "error", "error": {"type": "not_found_error", "message": "model: x"}},
+     "404 not_found_error: model: x", "not_found"),
+    (400, {"error": {"code": 400, "message": "bad thing", "metadata": {}}}, "400 bad thing", "bad_request"),
+    (404, {"error": "model 'llama9' not found"}, "404 model 'llama9' not found", "not_found"),
+    (500, b"<html>Internal Server Error</html>", "500 <html>Internal Server Error</html>", "server"),
+    (503, b"x" * 500, "503 " + "x" * 200, "server"),
+    (413, {"type": "error", "error": {"type": "request_too_large", "message": "too big"}},
+     "413 request_too_large: too big", "bad_request"),
+    (429, {"error": {"message": "Rate limit", "type": None, "code": "rate_limit_exceeded"}},
+     "429 rate_limit_exceeded: Rate limit", "rate_limit"),
+])
+def test_http_error_messages(status: int, body: Any, message: str, kind: str) -> None:
+    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+    err = error_from_http(status, raw, provider="p")
+    assert (err.message, err.status, err.kind, str(err)) == (message, status, kind, message)
+
+
+def test_empty_error_body_uses_reason_phrase() -> None:
+    assert error_from_http(502, b"", provider="p", reason="Bad Gateway").message == "502 Bad Gateway"
+
+
+# -- timeouts and cancellation --------------------------------------------------------------------
+
+
+def test_stalled_stream_is_a_network_error_and_closes_the_response() -> None:
+    first = b'data: {"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}\n\n'
+    server = MockServer(Reply(pieces=[first], hang_after=True))
+    started = time.monotonic()
+    out = run(collect(openai_config(), server, stream_timeout=0.05))
+    assert time.monotonic() - started < 2
+    assert out.text == "a"
+    assert out.error is not None and out.error.kind == "network" and "no data" in out.error.message
+    assert server.streams[0].closed
+    assert len(server.requests) == 1
+
+
+def test_cancellation_closes_the_response_at_once() -> None:
+    first = b'data: {"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}\n\n'
+    server = MockServer(Reply(pieces=[first], hang_after=True))
+
+    async def scenario() -> None:
+        got_delta = asyncio.Event()
+
+        def seen(event: object) -> None:
+            if isinstance(event, Delta):
+                got_delta.set()
+
+        task = asyncio.create_task(collect(openai_config(), server, on_event=seen))
+        await asyncio.wait_for(got_delta.wait(), 2)
+        assert not server.streams[0].closed
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert server.streams[0].closed
+
+    run(scenario())
+
+
+def test_breaking_out_of_the_stream_closes_the_response() -> None:
+    first = b'data: {"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}\n\n'
+    server = MockServer(Reply(pieces=[first, first, first], hang_after=True))
+
+    async def scenario() -> None:
+        async with server.client() as client:
+            gen = driver_for(openai_config(), client).stream(
+                model="m", messages=[ChatMessage("u", "user", "x", 0)], tools=[])
+            async for _ in gen:
+                break
+            await gen.aclose()  # type: ignore[attr-defined]
+        assert server.streams[0].closed
+
+    run(scenario())
+
+
+# -- the key stays secret ---------------------------------------------------------------------------
+
+
+def test_key_echoed_by_the_server_is_scrubbed(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    body = {"error": {"message": f"Incorrect API key provided: {SECRET}.", "type": "invalid_request_error"}}
+    server = MockServer(json_reply(401, body))
+    out = run(collect(openai_config(), server))
+    assert out.error is not None and SECRET not in out.error.message and SECRET not in repr(out.error)
+    assert SECRET[:12] not in out.error.message
+    assert "[redacted]" in out.error.message
+    assert SECRET not in caplog.text
+
+
+def test_key_in_transport_error_and_midstream_error_is_scrubbed() -> None:
+    server = MockServer(Reply(raise_exc=httpx.ConnectError(f"proxy said {SECRET}")))
+    out = run(collect(anthropic_config(), server))
+    assert out.error is not None and SECRET not in out.error.message
+    leak = (b'event: error\ndata: {"type":"error","error":{"type":"api_error","message":"key '
+            + SECRET.encode() + b'"}}\n\n')
+    server = MockServer(sse_reply(leak))
+    out = run(collect(anthropic_config(), server))
+    assert out.error is not None and out.error.message == "api_error: key [redacted]"
+
+
+def test_key_not_in_driver_or_config_repr() -> None:
+    for config in (openai_config(), anthropic_config()):
+        assert SECRET not in repr(config)
+        assert SECRET not in repr(driver_for(config))
+
+
+def test_retry_logs_do_not_contain_the_key(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    server = MockServer(json_reply(500, {"error": {"message": f"oops {SECRET}", "type": "server_error"}}),
+                        sse_reply(OK_OPENAI))
+    out = run(collect(openai_config(), server))
+    assert out.text == "ok"
+    assert "retry 1/2" in caplog.text and SECRET not in caplog.text
+
+
+# -- driver_for, the shared client, list_models -------------------------------------------------------
+
+
+def test_driver_for_picks_by_api_and_rejects_unknown() -> None:
+    from desktop.core.providers import AnthropicDriver, OpenAIDriver
+
+    assert isinstance(driver_for(openai_config()), OpenAIDriver)
+    assert isinstance(driver_for(anthropic_config()), AnthropicDriver)
+    with pytest.raises(ValueError):
+        driver_for(ProviderConfig("x", "X", "gemini", "https://x"))  # type: ignore[arg-type]
+
+
+def test_shared_client_is_lazy_reused_and_closable() -> None:
+    async def scenario() -> None:
+        client = shared_client()
+        assert shared_client() is client
+        await aclose_shared_client()
+        assert client.is_closed
+        again = shared_client()
+        assert again is not client
+        await aclose_shared_client()
+
+    run(scenario())
+
+
+def test_list_models_openai() -> None:
+    server = MockServer(json_reply(200, {"object": "list", "data": [{"id": "gpt-4o"}, {"id": "o3"}]}))
+
+    async def scenario() -> list[str]:
+        async with server.client() as client:
+            return await list_models(openai_config(base_url="http://localhost:11434"), client)
+
+    assert run(scenario()) == ["gpt-4o", "o3"]
+    request = server.requests[0]
+    assert str(request.url) == "http://localhost:11434/v1/models"
+    assert request.headers["authorization"] == f"Bearer {SECRET}"
+
+
+def test_list_models_anthropic_paginates() -> None:
+    pages = [
+        {"data": [{"id": "claude-a"}, {"id": "claude-b"}], "has_more": True, "last_id": "claude-b"},
+        {"data": [{"id": "claude-c"}], "has_more": False, "last_id": "claude-c"},
+    ]
+    server = MockServer(*(json_reply(200, p) for p in pages))
+
+    async def scenario() -> list[str]:
+        async with server.client() as client:
+            return await list_models(anthropic_config(), client)
+
+    assert run(scenario()) == ["claude-a", "claude-b", "claude-c"]
+    first, second = server.requests
+    assert first.url.path == "/v1/models" and "after_id" not in first.url.params
+    assert second.url.params["after_id"] == "claude-b"
+    assert second.headers["x-api-key"] == SECRET and second.headers["anthropic-version"] == "2023-06-01"
+
+
+def test_list_models_errors_are_chat_errors_without_the_key() -> None:
+    body = {"type": "error", "error": {"type": "authentication_error", "message": f"bad key {SECRET}"}}
+    server = MockServer(json_reply(401, body))
+
+    async def scenario() -> None:
+        async with server.client() as client:
+            with pytest.raises(ChatError) as info:
+                await list_models(anthropic_config(), client)
+        assert info.value.kind == "auth" and SECRET not in info.value.message
+        assert info.value.message == "401 authentication_error: bad key [redacted]"
+
+    run(scenario())
+
+
+def test_list_models_retries_on_503() -> None:
+    policy, sleeps = instant_policy()
+    server = MockServer(json_reply(503, b"busy"), json_reply(200, {"data": [{"id": "m"}]}))
+
+    async def scenario() -> list[str]:
+        async with server.client() as client:
+            return await list_models(openai_config(), client, retry=policy)
+
+    assert run(scenario()) == ["m"] and len(sleeps.delays) == 1
