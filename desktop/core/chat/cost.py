@@ -1,0 +1,279 @@
+"""Token cost accounting: model prices, per-message, per-conversation cost and the cost chip text.
+
+Prices are USD per million tokens, loaded at import time from the package data file
+``model_prices.json`` (LiteLLM-derived; see its README). Long-context tiers (``tiers``) are
+ignored: every request is priced at the base rate, so very long prompts on tiered models are
+undercounted.
+
+Matching (case-insensitive, on the part of the id after the last ``/``): a model key matches the
+id itself, or the id continued by ``-`` and a digit (a dated snapshot: ``gpt-4o-2024-08-06``) or
+by ``@``/``:`` (a tag), so ``o3`` never prices ``o3-pro``. Keys ending in ``-`` are family
+prefixes matching any id that starts with them. Order: exact override, longest matching override,
+exact default, longest matching default.
+
+Family prefixes (``gpt-``, ``claude-opus-``, ``claude-sonnet-``, ``claude-haiku-``, ``claude-``,
+``gemini-``, ``deepseek-``) are priced as the family's newest model in the table. "Newest" is
+decided from the ids alone, deterministically: the version is the first run of numbers in the id
+(``claude-opus-4-8`` -> (4, 8), ``gpt-5.4-mini`` -> (5, 4), ``deepseek-v4-pro`` -> (4,),
+``deepseek-chat`` -> ()); the highest version wins, and among models of the same version the
+most expensive one (output, then input price) wins, so a guessed price errs on the high side.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from .types import ChatMessage, Usage
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "Price",
+    "Cost",
+    "ConversationCost",
+    "DEFAULT_PRICES",
+    "FAMILY_PREFIXES",
+    "normalize_model_id",
+    "price_for",
+    "cost_of",
+    "message_cost",
+    "conversation_cost",
+    "format_cost",
+    "load_prices",
+]
+
+FAMILY_PREFIXES: tuple[str, ...] = (
+    "gpt-",
+    "claude-opus-",
+    "claude-sonnet-",
+    "claude-haiku-",
+    "claude-",
+    "gemini-",
+    "deepseek-",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Price:
+    """USD per million tokens. ``None`` cache rates fall back to the input rate."""
+
+    input: float
+    output: float
+    cache_read: float | None = None
+    cache_write: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Cost:
+    """Cost of one response; ``estimated`` is True (and ``usd`` 0) when no price is known."""
+
+    usd: float
+    estimated: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationCost:
+    """Total cost of a conversation.
+
+    Attributes:
+        usd: Sum over the priced assistant messages.
+        estimated: True when no message had a price (also when nothing has usage): show "n/a".
+        unpriced: Assistant messages with usage but no known price: show "≥ $x" when > 0.
+    """
+
+    usd: float
+    estimated: bool
+    unpriced: int = 0
+
+
+_VERSION_RE = re.compile(r"\d+(?:[.\-]\d+)*")
+
+
+def _version(model_id: str) -> tuple[int, ...]:
+    match = _VERSION_RE.search(model_id)
+    if match is None:
+        return ()
+    return tuple(int(part) for part in re.split(r"[.\-]", match.group(0)))
+
+
+def _price_from_row(model_id: str, row: Mapping[str, Any]) -> Price:
+    def rate(key: str, required: bool) -> float | None:
+        value = row.get(key)
+        if value is None and not required:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise ValueError(f"model prices: {model_id!r} has an invalid {key!r}: {value!r}")
+        return float(value)
+
+    input_rate = rate("input", True)
+    output_rate = rate("output", True)
+    assert input_rate is not None and output_rate is not None
+    return Price(input_rate, output_rate, rate("cache_read", False), rate("cache_write", False))
+
+
+def load_prices(data: Mapping[str, Any]) -> dict[str, Price]:
+    """Build the price table (ids, aliases and family prefixes) from the decoded JSON.
+
+    Raises:
+        ValueError: A row has a missing or invalid price.
+    """
+    table: dict[str, Price] = {}
+    models: list[tuple[str, Price]] = []
+    for model_id, row in data.items():
+        if not isinstance(row, Mapping):
+            raise ValueError(f"model prices: {model_id!r} is not an object")
+        price = _price_from_row(model_id, row)
+        key = model_id.lower()
+        models.append((key, price))
+        table[key] = price
+        for alias in row.get("aliases") or ():
+            table.setdefault(str(alias).lower(), price)
+    for family in FAMILY_PREFIXES:
+        members = [(key, price) for key, price in models if key.startswith(family)]
+        if not members:
+            continue
+        _, newest = max(members, key=lambda kp: (_version(kp[0]), kp[1].output, kp[1].input, kp[0]))
+        table[family] = newest
+    return table
+
+
+def _load_default_prices() -> dict[str, Price]:
+    text = resources.files(__package__).joinpath("model_prices.json").read_text(encoding="utf-8")
+    return load_prices(json.loads(text))
+
+
+DEFAULT_PRICES: dict[str, Price] = _load_default_prices()
+"""Built-in prices: every model id and alias of ``model_prices.json`` plus the family prefixes."""
+
+
+def normalize_model_id(model: str) -> str:
+    """Lower-cased part after the last ``/`` (``openai/GPT-4o`` -> ``gpt-4o``)."""
+    return model.strip().lower().rsplit("/", 1)[-1]
+
+
+def _candidates(name: str) -> Iterable[str]:
+    """Keys that match ``name`` other than ``name`` itself, longest first."""
+    for i in range(len(name) - 1, 0, -1):
+        char = name[i]
+        if char == "-":
+            yield name[: i + 1]  # family prefix, e.g. "gpt-"
+            if i + 1 < len(name) and name[i + 1].isdigit():
+                yield name[:i]  # dated snapshot of a model key
+        elif char in "@:":
+            yield name[:i]  # tagged model key
+
+
+def _lookup(name: str, table: Mapping[str, Price]) -> tuple[Price | None, Price | None]:
+    """(exact match, longest non-exact match) of ``name`` in ``table``."""
+    exact = table.get(name)
+    for key in _candidates(name):
+        price = table.get(key)
+        if price is not None:
+            return exact, price
+    return exact, None
+
+
+def _normalize_overrides(overrides: Mapping[str, Price] | None) -> dict[str, Price]:
+    if not overrides:
+        return {}
+    return {normalize_model_id(k): v for k, v in overrides.items()}
+
+
+def _price(name: str, overrides: Mapping[str, Price]) -> Price | None:
+    if overrides:
+        exact, longest = _lookup(name, overrides)
+        if exact is not None:
+            return exact
+        if longest is not None:
+            return longest
+    exact, longest = _lookup(name, DEFAULT_PRICES)
+    return exact if exact is not None else longest
+
+
+def price_for(model: str | None, overrides: Mapping[str, Price] | None = None) -> Price | None:
+    """Return the price of ``model``, or None when nothing matches.
+
+    Args:
+        model: A model id, possibly ``vendor/model`` (OpenRouter) and any case.
+        overrides: User prices by model key or family prefix (``"claude-"``); they always beat
+            built-ins.
+    """
+    if not model:
+        return None
+    name = normalize_model_id(model)
+    if not name:
+        return None
+    return _price(name, _normalize_overrides(overrides))
+
+
+def _usd(usage: Usage, price: Price) -> float:
+    cache_read = price.cache_read if price.cache_read is not None else price.input
+    cache_write = price.cache_write if price.cache_write is not None else price.input
+    # Reasoning tokens are part of output_tokens: they are not added again.
+    return (
+        usage.input_tokens * price.input
+        + usage.output_tokens * price.output
+        + usage.cache_read_tokens * cache_read
+        + usage.cache_write_tokens * cache_write
+    ) / 1_000_000
+
+
+def cost_of(usage: Usage, model: str | None, overrides: Mapping[str, Price] | None = None) -> Cost:
+    """Cost of one response; ``Cost(0.0, estimated=True)`` when the model has no price."""
+    price = price_for(model, overrides)
+    if price is None:
+        return Cost(0.0, True)
+    return Cost(_usd(usage, price), False)
+
+
+def message_cost(
+    msg: ChatMessage, fallback_model: str | None = None, overrides: Mapping[str, Price] | None = None
+) -> Cost | None:
+    """Cost of one message (priced with ``msg.model``, else ``fallback_model``); None without usage."""
+    if msg.usage is None:
+        return None
+    return cost_of(msg.usage, msg.model or fallback_model, overrides)
+
+
+def conversation_cost(
+    messages: Iterable[ChatMessage], model: str | None, overrides: Mapping[str, Price] | None = None
+) -> ConversationCost:
+    """Sum the cost of the assistant messages that carry usage.
+
+    Each message is priced with its own ``model``, else ``model``. ``estimated`` is True when no
+    message had a price; ``unpriced`` counts assistant messages with usage but no price.
+    """
+    normalized = _normalize_overrides(overrides)
+    cache: dict[str, Price | None] = {}
+    usd = 0.0
+    priced = 0
+    unpriced = 0
+    for msg in messages:
+        if msg.role != "assistant" or msg.usage is None:
+            continue
+        model_id = msg.model or model
+        name = normalize_model_id(model_id) if model_id else ""
+        if name in cache:
+            price = cache[name]
+        else:
+            price = cache[name] = _price(name, normalized) if name else None
+        if price is None:
+            unpriced += 1
+        else:
+            priced += 1
+            usd += _usd(msg.usage, price)
+    return ConversationCost(usd, priced == 0, unpriced)
+
+
+def format_cost(cost: ConversationCost) -> str:
+    """Text of the cost chip: ``"$0.0123"``, ``"n/a"`` (nothing priced) or ``"≥ $0.0123"`` (some unpriced)."""
+    if cost.estimated:
+        return "n/a"
+    text = f"${cost.usd:.4f}"
+    return f"≥ {text}" if cost.unpriced else text
