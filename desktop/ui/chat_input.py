@@ -1,0 +1,135 @@
+"""The chat node's input box: Enter sends, Shift+Enter inserts a newline, "/" completes commands."""
+
+from __future__ import annotations
+
+import logging
+
+from PySide6.QtCore import QStringListModel, Qt, Signal
+from PySide6.QtGui import QKeyEvent, QTextCursor
+from PySide6.QtWidgets import QCompleter, QPlainTextEdit, QSizePolicy, QWidget
+
+log = logging.getLogger(__name__)
+
+__all__ = ["ChatInput", "SLASH_COMPLETIONS"]
+
+SLASH_COMPLETIONS: list[tuple[str, str]] = [
+    ("/clear", "empty the conversation (kept in the history archive)"),
+    ("/model", "show or set the model: /model <id>"),
+    ("/system", "show or set the system prompt: /system <text>"),
+    ("/cost", "tokens and cost of this conversation"),
+    ("/help", "list the commands"),
+]
+
+_MIN_LINES = 2
+_MAX_LINES = 10
+
+
+class ChatInput(QPlainTextEdit):
+    """Multi-line message editor (object name ``chatInput``).
+
+    Signals:
+        submitted(str): Enter was pressed (without Shift) with this text; the owner decides
+            whether to accept it and clears the box with ``clear()``.
+    """
+
+    submitted = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("chatInput")
+        self.setAccessibleName("Message")
+        self.setPlaceholderText("Message…  (Enter to send, Shift+Enter for a new line, / for commands)")
+        self.setTabChangesFocus(True)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.document().setDocumentMargin(2)
+        self._completer = QCompleter(self)
+        self._model = QStringListModel([name for name, _ in SLASH_COMPLETIONS], self._completer)
+        self._completer.setModel(self._model)
+        self._completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self._completer.setCompletionMode(QCompleter.CompletionMode.PopupCompletion)
+        self._completer.setWidget(self)
+        self._completer.activated.connect(self._insert_completion)
+        popup = self._completer.popup()
+        popup.setObjectName("slashPopup")
+        for row, (_name, help_text) in enumerate(SLASH_COMPLETIONS):
+            self._model.setData(self._model.index(row), help_text, Qt.ItemDataRole.ToolTipRole)
+        self.textChanged.connect(self._fit)
+        self.textChanged.connect(self._update_completion)
+        self._fit()
+
+    def completer(self) -> QCompleter:
+        """The slash-command completer."""
+        return self._completer
+
+    def completion_visible(self) -> bool:
+        """True while the completion popup is shown."""
+        return bool(self._completer.popup().isVisible())
+
+    # -- behaviour
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
+        """Enter submits, Shift+Enter inserts a newline; keys drive the popup while it is open."""
+        key = event.key()
+        popup = self._completer.popup()
+        if popup.isVisible() and key in (
+            Qt.Key.Key_Enter,
+            Qt.Key.Key_Return,
+            Qt.Key.Key_Escape,
+            Qt.Key.Key_Tab,
+            Qt.Key.Key_Backtab,
+        ):
+            if key == Qt.Key.Key_Escape:
+                popup.hide()
+                return
+            index = popup.currentIndex()
+            if index.isValid():
+                self._insert_completion(str(index.data()))
+            else:
+                completion = self._completer.currentCompletion()
+                if completion:
+                    self._insert_completion(completion)
+            popup.hide()
+            return
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            mods = event.modifiers()
+            if mods & Qt.KeyboardModifier.ShiftModifier:
+                self.textCursor().insertText("\n")
+                return
+            if not mods & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier):
+                self.submitted.emit(self.toPlainText())
+                return
+        super().keyPressEvent(event)
+
+    def _insert_completion(self, completion: str) -> None:
+        self.setPlainText(completion + " ")
+        cursor = self.textCursor()
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        self.setTextCursor(cursor)
+        self._completer.popup().hide()
+
+    def _update_completion(self) -> None:
+        text = self.toPlainText()
+        popup = self._completer.popup()
+        if text.startswith("/") and " " not in text and "\n" not in text and self.hasFocus():
+            self._completer.setCompletionPrefix(text)
+            if self._completer.completionCount() > 0 and text not in {n for n, _ in SLASH_COMPLETIONS}:
+                rect = self.cursorRect()
+                rect.setWidth(max(220, popup.sizeHintForColumn(0) + 24))
+                self._completer.complete(rect)
+                popup.setCurrentIndex(self._completer.completionModel().index(0, 0))
+                return
+        if popup.isVisible():
+            popup.hide()
+
+    def show_completions(self) -> None:
+        """Open the completion popup for the current text (also used by tests)."""
+        self._update_completion()
+
+    def _fit(self) -> None:
+        doc_lines = max(1, int(self.document().documentLayout().documentSize().height()))
+        lines = min(max(doc_lines, _MIN_LINES), _MAX_LINES)
+        line_h = self.fontMetrics().lineSpacing()
+        margins = self.contentsMargins()
+        h = lines * line_h + int(2 * self.document().documentMargin()) + margins.top() + margins.bottom() + 10
+        if h != self.height():
+            self.setFixedHeight(h)

@@ -1,0 +1,121 @@
+"""The Markdown renderer: structure, escaping, and that nothing can load a resource."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import QTextDocument
+
+from desktop.ui.markdown import MarkdownTheme, render_markdown, safe_link
+from desktop.ui.transcript import MarkdownView
+
+
+def plain(html_text: str) -> str:
+    doc = QTextDocument()
+    doc.setHtml(html_text)
+    return doc.toPlainText()
+
+
+def test_headings_lists_code_tables_links(qapp: Any) -> None:
+    src = (
+        "# Title\n\nSome **bold**, *it*, ~~gone~~ and `x < y`.\n\n"
+        "- one\n- two\n  - nested\n\n1. first\n2. second\n\n"
+        "| a | b |\n|:--|--:|\n| 1 | 2 |\n\n"
+        "```python\nif a < b:\n    pass\n```\n\n> quoted\n\n[docs](https://example.com/x) https://foo.org/y."
+    )
+    out = render_markdown(src)
+    assert "<h1>Title</h1>" in out
+    assert "<b>bold</b>" in out and "<i>it</i>" in out and "<s>gone</s>" in out
+    assert "<code>x &lt; y</code>" in out
+    assert out.count("<ul") == 2 and "<ol" in out
+    assert "<th align='left'>a</th>" in out and "<td align='right'>2</td>" in out
+    assert "if a &lt; b:\n    pass</pre>" in out
+    assert "<blockquote>" in out
+    assert '<a href="https://example.com/x">docs</a>' in out
+    assert '<a href="https://foo.org/y">https://foo.org/y</a>.' in out
+    text = plain(out)
+    for piece in ("Title", "bold", "x < y", "nested", "second", "if a < b:", "quoted", "docs"):
+        assert piece in text
+
+
+def test_untrusted_html_is_escaped_and_images_become_links(qapp: Any) -> None:
+    src = '<img src="http://evil/x.png"> <script>alert(1)</script>\n\n![cat](http://evil/cat.png) ![f](file:///etc/passwd)'
+    out = render_markdown(src)
+    assert "<img" not in out and "<script" not in out
+    assert "url(" not in out
+    assert "&lt;img" in out
+    assert '<a href="http://evil/cat.png">[image: cat]</a>' in out
+    assert "file:" not in out  # a non-web link is not made clickable
+    assert "[image: f]" in plain(out)
+
+
+@pytest.mark.parametrize(
+    "url, ok",
+    [
+        ("https://a.b/c", True),
+        ("http://x", True),
+        ("mailto:a@b.c", True),
+        ("javascript:alert(1)", False),
+        ("file:///etc/passwd", False),
+        ("data:text/html,x", False),
+        ('https://a"onmouseover=', False),
+    ],
+)
+def test_safe_link(url: str, ok: bool) -> None:
+    assert (safe_link(url) is not None) is ok
+
+
+def test_javascript_link_is_plain_text() -> None:
+    out = render_markdown("[click](javascript:alert(1))")
+    assert "<a " not in out and "click" in out
+
+
+def test_unclosed_fence_and_code_keep_markdown_literal() -> None:
+    out = render_markdown("```\n**not bold** <b>\n")
+    assert "<b>not" not in out
+    assert "**not bold** &lt;b&gt;" in out
+
+
+def test_markdown_view_loads_no_resources(qapp: Any, tmp_path: Path) -> None:
+    view = MarkdownView()
+    view.set_markdown("![x](file:///etc/hostname) [a](https://example.com)", MarkdownTheme())
+    for url in ("file:///etc/hostname", "https://example.com/x.png"):
+        assert not view.loadResource(2, QUrl(url))
+    # Even raw HTML with an image (never produced by the renderer) reads no file.
+    target = tmp_path / "secret.txt"
+    target.write_text("secret")
+    view.setHtml(f"<img src='{QUrl.fromLocalFile(str(target)).toString()}'>")
+    view.document().adjustSize()
+    assert not view.document().resource(2, QUrl.fromLocalFile(str(target)))
+    view.deleteLater()
+
+
+def test_large_input_is_linear() -> None:
+    import time
+
+    block = "## Section\n\nSome *text* with `code` and a [link](https://x.y).\n\n- a\n- b\n\n"
+    block += "```\ncode\n```\n\n"
+    small, big = block * 50, block * 500
+    t0 = time.perf_counter()
+    render_markdown(small)
+    t1 = time.perf_counter()
+    render_markdown(big)
+    t2 = time.perf_counter()
+    assert (t2 - t1) < max(0.05, (t1 - t0) * 10 * 4)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab <>&\"'`*_~#-|[]()!\n:/.1\\")), max_size=120))
+def test_any_input_renders_escaped(text: str) -> None:
+    out = render_markdown(text)
+    # No tag other than the renderer's own subset can appear.
+    tags = set(re.findall(r"</?([a-zA-Z0-9]+)", out))
+    assert tags <= {"p", "br", "b", "i", "s", "code", "pre", "a", "h1", "h2", "h3", "h4", "h5", "h6", "ul",
+                    "ol", "li", "table", "tr", "td", "th", "blockquote", "hr"}
+    assert "\ue000" not in out and "\ue001" not in out
