@@ -16,6 +16,7 @@ from desktop.core.chat import (
     ChatToolDef,
     Conversation,
     ProviderConfig,
+    ToolCallRequested,
     apply_event,
 )
 
@@ -45,6 +46,7 @@ class ScriptedDriver:
     calls: list[StreamCall] = field(default_factory=list)
     closed: int = 0
     cancelled: int = 0
+    completed_call_ids: list[str] = field(default_factory=list)  # calls of streams that ended cleanly
 
     async def stream(
         self,
@@ -56,6 +58,7 @@ class ScriptedDriver:
     ) -> AsyncIterator[ChatEvent]:
         self.calls.append(StreamCall(model, copy.deepcopy(list(messages)), [t.name for t in tools], system))
         script = self.scripts.pop(0) if self.scripts else []
+        yielded: list[str] = []
         try:
             for step in script:
                 if isinstance(step, BaseException):
@@ -65,7 +68,10 @@ class ScriptedDriver:
                 elif step == HANG:
                     await asyncio.Event().wait()
                 else:
+                    if isinstance(step, ToolCallRequested):
+                        yielded.append(step.call.id)
                     yield step
+            self.completed_call_ids.extend(yielded)
         except asyncio.CancelledError:
             self.cancelled += 1
             raise
