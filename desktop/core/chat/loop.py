@@ -90,7 +90,7 @@ class ChatLoopResult:
 
 
 class _Emitter:
-    """Stamps nothing itself: applies an already stamped event, then hands it on."""
+    """Applies a stamped event to the loop's messages, then hands it to ``on_event``."""
 
     __slots__ = ("conv", "on_event")
 
@@ -216,6 +216,13 @@ class _ToolRunner:
                     return True
         except asyncio.CancelledError:
             self.skip_rest(SKIPPED_AFTER_STOP)
+            raise
+        except BaseException:
+            # A failing hook: still answer every announced call if the sink allows it.
+            try:
+                self.skip_rest(SKIPPED_AFTER_STOP)
+            except Exception:
+                log.debug("could not finish the remaining tool calls", exc_info=True)
             raise
         return False
 
