@@ -574,22 +574,36 @@ _USAGE_FIXED = len(
 )
 
 
+_ROLE_SIZES = {role: len(role) + 2 for role in ROLES}
+_small_str_sizes: dict[str, int] = {}  # ids repeat little, models a lot: cache model-sized strings
+
+
+def _cached_str_size(text: str) -> int:
+    size = _small_str_sizes.get(text)
+    if size is None:
+        size = _str_size(text)
+        if len(_small_str_sizes) < 4096:
+            _small_str_sizes[text] = size
+    return size
+
+
 def _message_size(msg: ChatMessage) -> int:
     """UTF-8 size of ``_JSON.encode(message_to_dict(msg))``, computed without building the text.
 
     The common fields are measured directly (one C escape per string); nested structures, which
     are rare, are encoded. A property test pins the equality with the real encoding.
     """
+    quoted = _quote(msg.content)
     size = (
         _MSG_FIXED
         + _str_size(msg.id)
-        + _str_size(msg.role)
-        + _str_size(msg.content)
+        + _ROLE_SIZES[msg.role]
+        + (len(quoted) if quoted.isascii() else len(quoted.encode("utf-8", "surrogatepass")))
         + len(str(msg.ts))
         + (4 if msg.stopped else 5)
     )
     if msg.model is not None:
-        size += _KEY_SIZES["model"] + _str_size(msg.model)
+        size += _KEY_SIZES["model"] + _cached_str_size(msg.model)
     if msg.thinking is not None:
         size += _KEY_SIZES["thinking"] + _str_size(msg.thinking)
     if msg.thinking_blocks is not None:
