@@ -154,6 +154,9 @@ def test_apply_event_tool_call_requested_upserts_by_call_id() -> None:
     assert conv.messages[1].tool_calls is None
     # the conversation never shares the event's call object
     assert conv.messages[0].tool_calls[0] is not call
+    # an upsert for a known call never creates a placeholder for an unknown message id
+    apply_event(conv, ToolCallRequested(ToolCall("c1", "read_file", "{}", status="done"), message_id="zzz"))
+    assert [m.id for m in conv.messages] == ["a", "b"] and conv.messages[0].tool_calls[0].status == "done"
 
 
 def test_apply_event_tool_call_finished_updates_the_call_and_adds_a_tool_message() -> None:

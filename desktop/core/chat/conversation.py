@@ -266,11 +266,12 @@ def _update_call(target: ToolCall, source: ToolCall) -> None:
 
 
 def _apply_tool_requested(conv: Conversation, event: ToolCallRequested) -> None:
-    msg = _ensure_assistant(conv, event.message_id)
-    existing = _find_call(conv, event.call.id, msg)
+    target = find_message(conv, event.message_id) if event.message_id else None
+    existing = _find_call(conv, event.call.id, target)
     if existing is not None:
         _update_call(existing, event.call)
         return
+    msg = target if target is not None else _ensure_assistant(conv, event.message_id)
     if msg.tool_calls is None:
         msg.tool_calls = []
     msg.tool_calls.append(event.call.copy())
