@@ -64,7 +64,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(format_table(rows))
     failed = [r.key for r in rows if r.passed is False]
     missed = f": {', '.join(failed)}" if failed else ""
-    print(f"\n{len(rows) - len(failed)} rows ok, {len(failed)} budgets missed{missed}; suite took {seconds:.0f} s")
+    print(f"\n{len(rows) - len(failed)} rows ok, {len(failed)} budgets missed{missed}; "
+          f"suite took {seconds:.0f} s")
     for err in errors:
         print(f"ERROR {err}", file=sys.stderr)
     if args.write is not None:
