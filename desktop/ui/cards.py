@@ -357,11 +357,15 @@ class ToolCard(QFrame):
 
     def _drop_permission(self) -> None:
         if self.permission is not None:
-            self.permission.hide()
-            self._layout.removeWidget(self.permission)
-            self.permission.setParent(None)
-            self.permission.deleteLater()
+            # Keep it parented (Qt owns it) and delete it later: this often runs inside the
+            # card's own button click, and dropping the Python reference of an unparented
+            # widget would delete it right there.
+            card = self.permission
             self.permission = None
+            card.setObjectName("")
+            card.hide()
+            self._layout.removeWidget(card)
+            card.deleteLater()
 
     def _on_decided(self, call_id: str, decision: str) -> None:
         self.decided.emit(call_id, decision)

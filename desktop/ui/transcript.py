@@ -809,10 +809,10 @@ class Transcript(QScrollArea):
 
     def _clear_views(self) -> None:
         for view in self._order:
+            view.setObjectName("")
             view.hide()
             self._vbox.removeWidget(view)
-            view.setParent(None)
-            view.deleteLater()
+            view.deleteLater()  # still parented: Qt deletes it once control is back in the loop
         self._order.clear()
         self._views.clear()
         self._cards.clear()

@@ -1,0 +1,363 @@
+"""The chat node on the real runtime, real drivers and the loopback fake provider."""
+# ruff: noqa: F811 - pytest fixtures imported from test_chat_node_support are parameters here
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QComboBox, QLabel, QPlainTextEdit, QPushButton, QWidget
+from test_chat_node_support import NodeEnv, collect_on_gui_thread, fake_settings, make_env  # noqa: F401
+
+from desktop.core.project import new_node_state
+from desktop.testing import Fault, ToolCallSpec, Turn
+from desktop.ui.cards import ToolCard
+from desktop.ui.transcript import AssistantMessageView, Transcript
+
+
+def find(node: QWidget, cls: type, name: str) -> Any:
+    w = node.findChild(cls, name)
+    assert w is not None, f"no {cls.__name__} named {name}"
+    return w
+
+
+def assistant_views(env: NodeEnv) -> list[AssistantMessageView]:
+    return [v for v in env.node.transcript.views() if isinstance(v, AssistantMessageView)]
+
+
+def last_text(env: NodeEnv) -> str:
+    views = assistant_views(env)
+    return views[-1].toPlainText() if views else ""
+
+
+def type_and_enter(qtbot: Any, env: NodeEnv, text: str) -> None:
+    box = find(env.node, QPlainTextEdit, "chatInput")
+    box.setFocus()
+    qtbot.keyClicks(box, text)
+    qtbot.keyClick(box, Qt.Key.Key_Return)
+
+
+def chat_requests(env: NodeEnv) -> list[Any]:
+    return [r for r in env.fake.requests if r.method == "POST"]
+
+
+def idle(env: NodeEnv) -> bool:
+    return not env.node.is_busy()
+
+
+def test_object_names_and_initial_state(qtbot: Any, make_env: Any) -> None:
+    env = make_env()
+    node = env.node
+    assert node.objectName() == "chatNode"
+    for cls, name in ((QPlainTextEdit, "chatInput"), (QPushButton, "sendButton"), (Transcript, "transcript"),
+                      (QComboBox, "modelPicker"), (QLabel, "tokenChip"), (QLabel, "costChip")):
+        find(node, cls, name)
+    assert find(node, QPushButton, "sendButton").text() == "Send"
+    assert find(node, QLabel, "costChip").text() == "n/a"
+    assert find(node, QLabel, "tokenChip").text() == "0 in · 0 out"
+    picker = find(node, QComboBox, "modelPicker")
+    assert picker.isEditable()
+    # The provider's model list arrives asynchronously (GET /v1/models on the fake server).
+    qtbot.waitUntil(lambda: picker.findText("fake-model-large") >= 0, timeout=5000)
+    assert picker.findText("gpt-4o-mini") >= 0
+
+
+def test_send_streams_text_and_updates_chips(qtbot: Any, make_env: Any) -> None:
+    env = make_env()
+    env.fake.script(Turn(text="Hello **world**, here is `code`.", usage={"input": 1000, "output": 20,
+                                                                          "cache_read": 200},
+                         tokens_per_second=200))
+    cost_signals: list[int] = []
+    env.node.cost_changed.connect(lambda: cost_signals.append(1))
+    type_and_enter(qtbot, env, "Say hello")
+    button = find(env.node, QPushButton, "sendButton")
+    assert button.text() == "Stop"
+    assert find(env.node, QPlainTextEdit, "chatInput").toPlainText() == ""
+    qtbot.waitUntil(lambda: "Hello" in last_text(env), timeout=5000)
+    qtbot.waitUntil(lambda: idle(env) and env.finished == ["end_turn"], timeout=5000)
+    assert button.text() == "Send"
+    assert last_text(env).startswith("Hello world, here is code.")
+    assert find(env.node, QLabel, "tokenChip").text() == "1.2k in · 20 out"
+    cost = find(env.node, QLabel, "costChip").text()
+    assert cost.startswith("$") and cost != "$0.0000" and len(cost.split(".")[1]) == 4
+    assert cost_signals
+    assert env.node.cost().usd > 0
+    assert [m.role for m in env.node.conversation.messages] == ["user", "assistant"]
+    # The request carried the conversation as is.
+    body = json.loads(chat_requests(env)[-1].body)
+    assert body["messages"][-1]["content"] == "Say hello"
+
+
+def test_approve_runs_write_file_in_project(qtbot: Any, make_env: Any) -> None:
+    env = make_env()
+    content = "line one\nline two with a long tail " + "x" * 300
+    env.fake.script(
+        Turn(tool_calls=[ToolCallSpec("write_file", {"path": "notes/out.txt", "content": content})]),
+        Turn(text="Written."),
+    )
+    type_and_enter(qtbot, env, "write it")
+    qtbot.waitUntil(lambda: env.node.findChild(QWidget, "permissionCard") is not None, timeout=5000)
+    card = env.node.findChild(QWidget, "permissionCard")
+    args = find(card, QPlainTextEdit, "permissionArgs").toPlainText()
+    assert json.loads(args) == {"path": "notes/out.txt", "content": content}  # the FULL arguments
+    assert not (env.project / "notes" / "out.txt").exists()
+    qtbot.mouseClick(find(card, QPushButton, "approveButton"), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: idle(env) and bool(env.finished), timeout=5000)
+    assert (env.project / "notes" / "out.txt").read_text() == content
+    assert env.node.findChild(QWidget, "permissionCard") is None
+    tool_card = env.node.findChild(ToolCard, "toolCard")
+    assert tool_card.call.status == "done"
+    assert "done" in tool_card.toPlainText()
+    assert "Written." in last_text(env)
+    assert env.finished == ["end_turn"]
+    roles = [m.role for m in env.node.conversation.messages]
+    assert roles == ["user", "assistant", "tool", "assistant"]
+
+
+def test_deny_does_not_write(qtbot: Any, make_env: Any) -> None:
+    env = make_env()
+    env.fake.script(Turn(tool_calls=[ToolCallSpec("write_file", {"path": "no.txt", "content": "x"})]))
+    type_and_enter(qtbot, env, "write it")
+    qtbot.waitUntil(lambda: env.node.findChild(QWidget, "permissionCard") is not None, timeout=5000)
+    card = env.node.findChild(QWidget, "permissionCard")
+    qtbot.mouseClick(find(card, QPushButton, "denyButton"), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: idle(env) and bool(env.finished), timeout=5000)
+    assert not (env.project / "no.txt").exists()
+    tool_card = env.node.findChild(ToolCard, "toolCard")
+    assert tool_card.call.status == "denied"
+    assert env.node.findChild(QWidget, "permissionCard") is None
+    assert env.finished == ["denied"]
+    assert env.node.always_allow == []
+
+
+def test_always_allow_approves_later_calls_without_a_card(qtbot: Any, make_env: Any) -> None:
+    env = make_env()
+    env.fake.script(
+        Turn(tool_calls=[ToolCallSpec("write_file", {"path": "a.txt", "content": "A"})]),
+        Turn(tool_calls=[ToolCallSpec("write_file", {"path": "b.txt", "content": "B"})]),
+        Turn(text="both written"),
+    )
+    changed: list[int] = []
+    env.node.changed.connect(lambda: changed.append(1))
+    type_and_enter(qtbot, env, "write two files")
+    qtbot.waitUntil(lambda: env.node.findChild(QWidget, "permissionCard") is not None, timeout=5000)
+    seen_cards: list[int] = []
+    env.node.transcript.rendered.connect(
+        lambda: seen_cards.append(len(env.node.transcript.pending_permission_cards()))
+    )
+    card = env.node.findChild(QWidget, "permissionCard")
+    qtbot.mouseClick(find(card, QPushButton, "alwaysAllowButton"), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: idle(env) and bool(env.finished), timeout=5000)
+    assert (env.project / "a.txt").read_text() == "A"
+    assert (env.project / "b.txt").read_text() == "B"
+    assert env.node.always_allow == ["write_file"]
+    assert env.node.to_state().always_allow == ["write_file"]
+    assert seen_cards and max(seen_cards) == 0  # the second call never showed a permission card
+    cards = env.node.findChildren(ToolCard, "toolCard")
+    assert [c.call.status for c in cards] == ["done", "done"]
+    assert "both written" in last_text(env)
+    assert changed
+
+
+def test_always_allow_from_state_skips_the_card(qtbot: Any, make_env: Any) -> None:
+    state = new_node_state("Allowed")
+    state.always_allow = ["write_file"]
+    env = make_env(state)
+    env.fake.script(Turn(tool_calls=[ToolCallSpec("write_file", {"path": "c.txt", "content": "C"})]),
+                    Turn(text="ok"))
+    type_and_enter(qtbot, env, "go")
+    qtbot.waitUntil(lambda: idle(env) and bool(env.finished), timeout=5000)
+    assert (env.project / "c.txt").read_text() == "C"
+    assert env.node.findChild(QWidget, "permissionCard") is None
+
+
+def test_stop_mid_stream_keeps_partial_text_marked(qtbot: Any, make_env: Any) -> None:
+    env = make_env()
+    full = "word " * 400
+    env.fake.script(Turn(text=full, chunk_chars=5, tokens_per_second=150))
+    type_and_enter(qtbot, env, "talk a lot")
+    qtbot.waitUntil(lambda: len(last_text(env)) > 20, timeout=5000)
+    qtbot.mouseClick(find(env.node, QPushButton, "sendButton"), Qt.MouseButton.LeftButton)  # Stop
+    qtbot.waitUntil(lambda: idle(env) and bool(env.finished), timeout=5000)
+    assert env.finished == ["stopped"]
+    msg = env.node.conversation.messages[-1]
+    assert msg.role == "assistant" and msg.stopped
+    assert 0 < len(msg.content) < len(full)
+    view = assistant_views(env)[-1]
+    assert view.stopped_label.isVisible()
+    assert view.toPlainText().strip() == msg.content.strip()
+    assert find(env.node, QPushButton, "sendButton").text() == "Send"
+    assert env.node.transcript.error_text() is None
+
+
+def test_retry_after_http_500(qtbot: Any, make_env: Any) -> None:
+    env = make_env()
+    env.fake.script(Turn(fault=Fault.http(500)), Turn(text="recovered"))
+    type_and_enter(qtbot, env, "hello?")
+    qtbot.waitUntil(lambda: env.node.transcript.error_text() is not None, timeout=5000)
+    assert "500" in (env.node.transcript.error_text() or "")
+    assert env.finished == ["error"]
+    qtbot.waitUntil(lambda: idle(env))
+    qtbot.mouseClick(find(env.node, QPushButton, "retryButton"), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "recovered" in last_text(env) and idle(env) and len(env.finished) == 2,
+                    timeout=5000)
+    assert env.node.transcript.error_text() is None
+    assert [m.role for m in env.node.conversation.messages if m.role != "assistant" or m.content] == [
+        "user", "assistant"]
+    chats = chat_requests(env)
+    assert len(chats) == 2
+    assert json.loads(chats[1].body)["messages"][-1]["content"] == "hello?"
+
+
+def test_no_provider_error_is_shown_by_the_node(qtbot: Any, make_env: Any) -> None:
+    env = make_env()
+    env.settings.default_provider = None
+    env.node._provider = None
+    env.node.submit("anyone there?")
+    qtbot.waitUntil(lambda: env.node.transcript.error_text() is not None, timeout=5000)
+    assert "no chat provider configured" in (env.node.transcript.error_text() or "")
+    assert idle(env) and find(env.node, QPushButton, "sendButton").text() == "Send"
+    assert env.finished == ["error"]
+
+
+def test_enter_sends_shift_enter_inserts_newline(qtbot: Any, make_env: Any) -> None:
+    env = make_env()
+    env.fake.script(Turn(text="got it"))
+    box = find(env.node, QPlainTextEdit, "chatInput")
+    box.setFocus()
+    qtbot.keyClicks(box, "line 1")
+    qtbot.keyClick(box, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClicks(box, "line 2")
+    assert box.toPlainText() == "line 1\nline 2"
+    assert env.node.conversation.messages == []
+    qtbot.keyClick(box, Qt.Key.Key_Return)
+    assert box.toPlainText() == ""
+    assert env.node.conversation.messages[0].content == "line 1\nline 2"
+    qtbot.waitUntil(lambda: idle(env) and bool(env.finished), timeout=5000)
+    # Enter on an empty box sends nothing.
+    qtbot.keyClick(box, Qt.Key.Key_Return)
+    assert len(env.node.conversation.messages) == 2
+
+
+def test_slash_completion_popup(qtbot: Any, make_env: Any) -> None:
+    env = make_env()
+    box = find(env.node, QPlainTextEdit, "chatInput")
+    env.node.activateWindow()
+    box.setFocus()
+    qtbot.waitUntil(box.hasFocus, timeout=2000)
+    qtbot.keyClicks(box, "/c")
+    qtbot.waitUntil(box.completion_visible, timeout=2000)
+    model = box.completer().completionModel()
+    assert [model.index(i, 0).data() for i in range(model.rowCount())] == ["/clear", "/cost"]
+    qtbot.keyClick(box.completer().popup(), Qt.Key.Key_Down)
+    qtbot.keyClick(box.completer().popup(), Qt.Key.Key_Return)
+    assert box.toPlainText() == "/cost "
+    assert env.node.conversation.messages == []  # completing did not submit
+
+
+def test_slash_commands(qtbot: Any, make_env: Any) -> None:
+    env = make_env()
+    node = env.node
+    changed: list[int] = []
+    node.changed.connect(lambda: changed.append(1))
+    node.submit("/help")
+    assert node.conversation.messages[-1].role == "note"
+    help_text = node.conversation.messages[-1].content
+    assert "/clear" in help_text and "/system" in help_text
+    node.submit("/model")
+    assert "Usage: /model" in node.conversation.messages[-1].content
+    assert "gpt-4o-mini" in node.conversation.messages[-1].content
+    node.submit("/model fake-model-small")
+    assert node.model == "fake-model-small"
+    assert find(node, QComboBox, "modelPicker").currentText() == "fake-model-small"
+    node.submit("/system")
+    assert "No system prompt" in node.conversation.messages[-1].content
+    node.submit("/system You answer in French.")
+    assert node.system == "You answer in French."
+    assert node.to_state().system == "You answer in French."
+    node.submit("/cost")
+    assert node.conversation.messages[-1].content.startswith("Cost: n/a")
+    assert changed
+    # The transcript shows every note.
+    texts = node.transcript.message_texts()
+    assert any("System prompt set" in t for t in texts)
+    # The system prompt and model go with the next request; notes never do.
+    env.fake.script(Turn(text="Bonjour", usage={"input": 10, "output": 2}))
+    node.submit("hi")
+    qtbot.waitUntil(lambda: idle(env) and bool(env.finished), timeout=5000)
+    body = json.loads(chat_requests(env)[-1].body)
+    assert body["model"] == "fake-model-small"
+    assert body["messages"][0] == {"role": "system", "content": "You answer in French."}
+    assert [m["role"] for m in body["messages"]] == ["system", "user"]
+    node.submit("/cost")
+    assert "Output: 2" in node.conversation.messages[-1].content
+    # /clear archives first, then empties; the export still has everything.
+    count = len(node.conversation.messages)
+    node.submit("/clear")
+    assert node.conversation.messages == []
+    assert len(env.archive[node.node_id]) == count
+    assert node.transcript.views() == []
+    assert find(node, QLabel, "tokenChip").text() == "0 in · 0 out"
+    exported = node.export_markdown()
+    assert "Bonjour" in exported and "## You" in exported and "history archive" in exported
+
+
+def test_clear_keeps_everything_when_archive_fails(qtbot: Any, make_env: Any) -> None:
+    env = make_env()
+
+    def broken(_nid: str, _msgs: Any) -> None:
+        raise OSError("disk full")
+
+    env.services.archive = broken
+    env.node.submit("/help")
+    env.node.submit("/clear")
+    assert [m.role for m in env.node.conversation.messages] == ["note", "note"]
+    assert env.node.transcript.views()
+    assert "disk full" in env.node.conversation.messages[-1].content
+
+
+def test_anthropic_thinking_block_and_copy(qtbot: Any, make_env: Any) -> None:
+    env = make_env(api="anthropic", model="claude-sonnet-4-5")
+    env.fake.script(Turn(thinking="Let me think about this carefully.", text="# Answer\n\n- one\n- two",
+                         usage={"input": 50, "output": 30, "cache_read": 1000, "cache_write": 100}))
+    env.node.submit("think")
+    qtbot.waitUntil(lambda: idle(env) and bool(env.finished), timeout=5000)
+    view = assistant_views(env)[-1]
+    assert view.thinking is not None
+    assert not view.thinking.is_expanded()
+    qtbot.mouseClick(view.thinking.toggle, Qt.MouseButton.LeftButton)
+    assert view.thinking.is_expanded()
+    assert view.thinking.body.toPlainText() == "Let me think about this carefully."
+    assert view.body.toPlainText().split("\n")[:3] == ["Answer", "one", "two"]
+    assert find(env.node, QLabel, "tokenChip").text() == "1.1k in · 30 out"
+    qtbot.mouseClick(view.copy_button, Qt.MouseButton.LeftButton)
+    assert QGuiApplication.clipboard().text() == "# Answer\n\n- one\n- two"
+
+
+def test_title_and_model_picker_persist(qtbot: Any, make_env: Any) -> None:
+    env = make_env()
+    titles: list[str] = []
+    env.node.title_changed.connect(titles.append)
+    env.node.set_title("Renamed")
+    assert titles == ["Renamed"] and env.node.to_state().title == "Renamed"
+    picker = find(env.node, QComboBox, "modelPicker")
+    picker.setEditText("my-custom-model")
+    picker.lineEdit().editingFinished.emit()
+    assert env.node.to_state().model == "my-custom-model"
+    state = env.node.to_state()
+    assert state.conversation is env.node.conversation
+    assert state.provider is None or state.provider == "fake"
+
+
+def test_shutdown_stops_the_run(qtbot: Any, make_env: Any) -> None:
+    env = make_env()
+    env.fake.script(Turn(text="slow " * 300, chunk_chars=5, tokens_per_second=100))
+    env.node.submit("go")
+    qtbot.waitUntil(lambda: bool(last_text(env)), timeout=5000)
+    env.node.shutdown()
+    qtbot.waitUntil(lambda: not env.runtime.is_busy(env.node.node_id), timeout=5000)
+    before = len(env.node.conversation.messages[-1].content)
+    qtbot.wait(50)
+    assert len(env.node.conversation.messages[-1].content) == before  # no longer listening

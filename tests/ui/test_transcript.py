@@ -1,0 +1,71 @@
+"""Transcript performance and incremental rendering: lazy open, one render per frame."""
+# ruff: noqa: F811 - pytest fixtures imported from test_chat_node_support are parameters here
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from test_chat_node_support import NodeEnv, collect_on_gui_thread, make_env  # noqa: F401
+
+from desktop.core.chat.conversation import create_conversation
+from desktop.core.chat.types import ChatMessage, Delta, Done, Usage
+from desktop.core.project import new_node_state
+from desktop.ui.transcript import EAGER_MESSAGES, AssistantMessageView
+
+
+def big_state(n: int) -> Any:
+    conv = create_conversation()
+    for i in range(n):
+        if i % 2 == 0:
+            conv.messages.append(ChatMessage(id=f"u{i}", role="user", content=f"question {i}", ts=i))
+        else:
+            conv.messages.append(ChatMessage(
+                id=f"a{i}", role="assistant", ts=i, model="gpt-4o-mini", usage=Usage(100, 20),
+                content=f"## Answer {i}\n\nSome *text* with `code`:\n\n- one\n- two\n\n```\nx = {i}\n```"))
+    state = new_node_state("Big")
+    state.conversation = conv
+    return state
+
+
+def test_open_2000_messages_is_fast_and_lazy(qtbot: Any, make_env: Any) -> None:
+    t0 = time.perf_counter()
+    env: NodeEnv = make_env(big_state(2000))
+    qtbot.waitExposed(env.node)
+    elapsed = time.perf_counter() - t0
+    print(f"open 2000 messages to first paint: {elapsed * 1000:.0f} ms")
+    assert elapsed < 1.5
+    transcript = env.node.transcript
+    assert len(transcript.views()) == EAGER_MESSAGES
+    assert transcript.unloaded_count() == 2000 - EAGER_MESSAGES
+    assert transcript.views()[-1].toPlainText().startswith("Answer 1999")
+    assert env.node.cost().usd > 0
+    # Scrolling to the top builds the previous batch and keeps the view where it was.
+    bar = transcript.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0)
+    bar.setValue(0)
+    qtbot.waitUntil(lambda: transcript.unloaded_count() < 2000 - EAGER_MESSAGES)
+    qtbot.waitUntil(lambda: bar.value() > 0)  # kept in place, not jumped to the new top
+
+
+def test_deltas_render_once_per_frame(qtbot: Any, make_env: Any) -> None:
+    env: NodeEnv = make_env()
+    node = env.node
+    renders: list[int] = []
+    node.transcript.rendered.connect(lambda: renders.append(1))
+    parts = [f"word{i} " for i in range(400)]
+    t0 = time.perf_counter()
+    for p in parts:
+        env.bridge.broadcast(node.node_id, Delta(p, message_id="live-1"))
+    env.bridge.broadcast("someone-else", Delta("not mine", message_id="x"))
+    elapsed = time.perf_counter() - t0
+    assert renders == []  # nothing rendered synchronously per delta
+    qtbot.waitUntil(lambda: bool(renders))
+    view = node.transcript.view_for("live-1")
+    assert isinstance(view, AssistantMessageView)
+    assert view.toPlainText().rstrip() == "".join(parts).rstrip()
+    assert len(renders) <= 2
+    env.bridge.broadcast(node.node_id, Done("end_turn", message_id="live-1"))
+    assert view.toPlainText().strip() == "".join(parts).strip()
+    assert node.conversation.messages[-1].content == "".join(parts)
+    print(f"400 deltas applied in {elapsed * 1000:.1f} ms")
