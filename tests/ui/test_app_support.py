@@ -23,12 +23,16 @@ def fake() -> Iterator[FakeProvider]:
 
 
 @pytest.fixture
-def make_context(qloop: asyncio.AbstractEventLoop, qtbot: Any, tmp_path: Path) -> Iterator[Callable[..., AppContext]]:
-    """``make_context(environ=None, secrets=None, demo=False, config_dir=None) -> AppContext``; closed at teardown."""
+def make_context(
+    qloop: asyncio.AbstractEventLoop, qtbot: Any, tmp_path: Path
+) -> Iterator[Callable[..., AppContext]]:
+    """``make_context(environ=None, secrets=None, demo=False, config_dir=None) -> AppContext``.
+
+    Every context made is closed (runs stopped, HTTP client and demo server closed) at teardown."""
     made: list[AppContext] = []
 
-    def _make(*, environ: dict[str, str] | None = None, secrets: SecretStore | None = None, demo: bool = False,
-              config_dir: Path | None = None) -> AppContext:
+    def _make(*, environ: dict[str, str] | None = None, secrets: SecretStore | None = None,
+              demo: bool = False, config_dir: Path | None = None) -> AppContext:
         ctx = AppContext(config_dir=config_dir or tmp_path / "config", demo=demo,
                          environ={} if environ is None else environ, secrets=secrets)
         made.append(ctx)
@@ -44,3 +48,47 @@ def files_containing(folder: Path, needle: str) -> list[Path]:
     """Every file under ``folder`` whose bytes contain ``needle``."""
     data = needle.encode("utf-8")
     return [p for p in folder.rglob("*") if p.is_file() and data in p.read_bytes()]
+
+
+def write_settings(config_dir: Path, *providers: dict[str, Any], default: str | None = None,
+                   model: str | None = None) -> None:
+    """Write a settings.json with ``providers`` (dicts in the file's format) through the real store."""
+    from desktop.core.settings import SettingsStore, settings_from_dict
+
+    raw = {"version": 1, "providers": list(providers), "default_provider": default, "default_model": model}
+    SettingsStore(config_dir).save(settings_from_dict(raw))
+
+
+def fake_provider_entry(fake: FakeProvider, *, pid: str = "fake", needs_key: bool = False) -> dict[str, Any]:
+    """A settings.json provider entry for the fake server's OpenAI endpoint."""
+    return {"id": pid, "name": "Fake", "api": "openai", "base_url": fake.openai_base_url,
+            "needs_key": needs_key, "key_env": None, "models": ["gpt-4o-mini"]}
+
+
+@pytest.fixture
+def open_window(qloop: asyncio.AbstractEventLoop, qtbot: Any) -> Iterator[Callable[..., Any]]:
+    """``open_window(project_dir, config_dir, demo=False) -> MainWindow`` via ``create_main_window``,
+    shown; every window still open at teardown is closed through its real shutdown path."""
+    from desktop.app import create_main_window
+
+    made: list[Any] = []
+
+    def _open(project_dir: Path, config_dir: Path, *, demo: bool = False, show: bool = True) -> Any:
+        window = create_main_window(project_dir=project_dir, config_dir=config_dir, demo=demo)
+        made.append(window)
+        if show:
+            window.show()
+            qtbot.waitExposed(window)
+        return window
+
+    yield _open
+    for window in made:
+        close_window(qtbot, window)
+
+
+def close_window(qtbot: Any, window: Any) -> None:
+    """Close ``window`` and wait until its asynchronous shutdown finished."""
+    if window._shutdown_done:
+        return
+    with qtbot.waitSignal(window.closed, timeout=10_000):
+        window.close()

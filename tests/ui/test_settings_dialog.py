@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from keyring.backends import fail
 from PySide6.QtWidgets import QLineEdit, QTableWidgetItem
-from test_app_support import fake, files_containing, make_context  # noqa: F401
+from test_app_support import files_containing
 
 from desktop.core.secrets import SecretStore
 from desktop.testing import FakeProvider
@@ -16,6 +16,8 @@ from desktop.ui.banner import Banner
 from desktop.ui.settings_dialog import SettingsDialog, mask_key
 
 KEY = "sk-test-0123456789abcdefWXYZ"
+
+pytest_plugins = ["test_app_support"]  # fixtures: fake, make_context, open_window
 
 
 def _dialog(qtbot: Any, ctx: Any) -> SettingsDialog:
