@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Check the PyInstaller bundle dist/chatnodes/: builds it first (packaging/build.sh) unless `--no-build` is
+# given and a bundle newer than every source file exists. Then:
+#   1. every bundled ELF file finds the Qt / PySide / ICU / Python libraries it links to (trimming went right);
+#   2. keyring inside the bundle discovers its backends through their entry points, and the bundled Qt
+#      renders the SVG app icon (CHATNODES_BUNDLE_DIAG, see packaging/entry.py);
+#   3. `chatnodes --smoke-test` on the offscreen platform starts, paints and exits 0 (timed);
+#   4. the bundle is at most CHATNODES_BUNDLE_MAX_MB (default 150) MB.
+# Exits non-zero on the first failure.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+BUNDLE="$ROOT/dist/chatnodes"
+EXE="$BUNDLE/chatnodes"
+MAX_MB="${CHATNODES_BUNDLE_MAX_MB:-150}"
+SMOKE_TIMEOUT="${CHATNODES_SMOKE_TIMEOUT:-60}"
+
+log() { printf '[bundle-check] %s\n' "$*"; }
+fail() { printf '[bundle-check] FAIL: %s\n' "$*" >&2; exit 1; }
+
+no_build=0
+for arg in "$@"; do
+    case "$arg" in
+        --no-build) no_build=1 ;;
+        -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+        *) fail "unknown argument $arg (known: --no-build)" ;;
+    esac
+done
+
+# A bundle is fresh when no source it is built from changed after it.
+fresh=0
+if [[ -x "$EXE" ]]; then
+    newer=$(find desktop packaging resources pyproject.toml -newer "$EXE" -type f \
+        ! -path '*/__pycache__/*' ! -name '*.pyc' -print -quit 2>/dev/null || true)
+    [[ -z "$newer" ]] && fresh=1
+fi
+if (( no_build && fresh )); then
+    log "using the existing bundle (--no-build, nothing changed since it was built)"
+else
+    (( no_build )) && log "--no-build given but the bundle is missing or older than its sources: building"
+    bash "$ROOT/packaging/build.sh"
+fi
+[[ -x "$EXE" ]] || fail "$EXE does not exist"
+
+TMP="$(mktemp -d "${TMPDIR:-/tmp}/chatnodes-check.XXXXXX")"
+trap 'rm -rf "$TMP"' EXIT
+
+# 1. Libraries: only the ones a bundle must carry itself. System libraries (libxcb-*, libwayland-*, libGL)
+#    come from the user's desktop and may well be absent on a build machine.
+log "checking the bundled binaries' library links"
+missing=$(cd "$BUNDLE/_internal" && find . -type f \( -name '*.so' -o -name '*.so.*' \) -print0 \
+    | xargs -0 -r env LD_LIBRARY_PATH="$PWD:$PWD/PySide6/Qt/lib:$PWD/shiboken6:$PWD/PySide6" ldd 2>/dev/null \
+    | grep -E '^\s*(libQt6|libpyside6|libshiboken6|libicu|libpython)[^ ]* => not found' | sort -u || true)
+[[ -z "$missing" ]] || fail "bundled binaries link to libraries the bundle lost:"$'\n'"$missing"
+
+# 2. keyring: entry points and backends made it in (prints the backend it would use on this machine).
+log "checking keyring inside the bundle"
+if ! CHATNODES_BUNDLE_DIAG=keyring "$EXE" > "$TMP/keyring.txt" 2>&1; then
+    cat "$TMP/keyring.txt" >&2
+    fail "keyring in the bundle does not see its Secret Service backend"
+fi
+sed 's/^/    /' "$TMP/keyring.txt"
+
+# 2b. Qt: the offscreen platform, SVG image/icon plugins and the bundled app icon survived the trimming.
+log "checking Qt inside the bundle"
+if ! CHATNODES_BUNDLE_DIAG=qt QT_QPA_PLATFORM=offscreen "$EXE" > "$TMP/qt.txt" 2>&1; then
+    cat "$TMP/qt.txt" >&2
+    fail "the bundled Qt cannot render the SVG app icon"
+fi
+sed 's/^/    /' "$TMP/qt.txt"
+
+# 3. Smoke test: a fresh config dir and project, offscreen, exit code 0 within the time-out.
+log "smoke test: QT_QPA_PLATFORM=offscreen chatnodes --smoke-test --config-dir <tmp> <tmp project>"
+mkdir -p "$TMP/config" "$TMP/project"
+t0=$(date +%s%N)
+set +e
+env -u CHATNODES_CONFIG_DIR QT_QPA_PLATFORM=offscreen HOME="$TMP/home" XDG_DATA_HOME="$TMP/data" \
+    timeout "$SMOKE_TIMEOUT" "$EXE" --smoke-test --config-dir "$TMP/config" "$TMP/project" \
+    > "$TMP/smoke.txt" 2>&1
+rc=$?
+set -e
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+sed 's/^/    /' "$TMP/smoke.txt"
+(( rc == 124 )) && fail "smoke test did not quit within ${SMOKE_TIMEOUT}s"
+(( rc == 0 )) || fail "smoke test exited with $rc"
+[[ -f "$TMP/project/project.json" ]] || log "note: the smoke test wrote no project.json"
+log "smoke test: exit 0 in ${ms} ms (wall clock, process start to exit)"
+
+# 4. Size.
+size_kb=$(du -sk "$BUNDLE" | cut -f1)
+size_mb=$(( (size_kb + 1023) / 1024 ))
+log "bundle size: $(du -sh "$BUNDLE" | cut -f1) (${size_mb} MiB; limit ${MAX_MB} MiB)"
+(( size_mb <= MAX_MB )) || fail "the bundle is ${size_mb} MiB, over the ${MAX_MB} MiB budget"
+log "OK"

@@ -1,0 +1,106 @@
+"""Entry script of the PyInstaller bundle: runs ``desktop.app:main``.
+
+Diagnostics for ``packaging/check.sh`` (they exit without starting the app):
+
+With ``CHATNODES_BUNDLE_DIAG=qt`` it prints the bundled Qt's platform, image formats and whether the app icon
+(SVG) renders: proof that trimming the Qt plugins kept what the app draws with.
+
+With ``CHATNODES_BUNDLE_DIAG=keyring`` in the environment it prints what the bundle's keyring sees (the
+``keyring.backends`` entry points, the backend classes that loaded and the backend keyring would use) and
+exits without starting Qt. ``packaging/check.sh`` uses it to prove that keyring's metadata and backends made
+it into the frozen app: without them keyring silently falls back to its "no keyring" backend.
+"""
+
+from __future__ import annotations
+
+import time
+
+_STARTED = time.perf_counter()  # before the heavy imports: --smoke-test reports time to first paint from here
+
+import os  # noqa: E402
+import sys  # noqa: E402
+
+
+def _diagnose_keyring() -> int:
+    """Print the keyring facts of this (frozen) interpreter, one ``key: value`` line each.
+
+    For every backend class that loaded it prints its priority, or why it is not usable here (on a machine
+    without a D-Bus session, SecretService says so; a bundle that lost ``secretstorage`` says "SecretStorage
+    required" instead, which is the failure this diagnostic exists to catch).
+
+    Returns:
+        0 when keyring's Secret Service backend was found through its entry point together with the
+        ``secretstorage`` library it needs, 1 otherwise.
+    """
+    from importlib.metadata import entry_points, version
+
+    import keyring
+    import keyring.backend
+
+    chosen = keyring.get_keyring()  # loads the entry-point plugins as a side effect
+    names = sorted(ep.name for ep in entry_points(group="keyring.backends"))
+    print(f"keyring-version: {version('keyring')}")
+    print(f"keyring-entry-points: {','.join(names) or '-'}")
+    secret_service_ok = False
+    for cls in sorted(keyring.backend.KeyringBackend._classes, key=lambda c: (c.__module__, c.__name__)):
+        name = f"{cls.__module__}.{cls.__name__}"
+        try:
+            state = f"priority {cls.priority}"
+        except Exception as exc:  # noqa: BLE001 - the reason is the diagnostic
+            state = f"unavailable ({exc})"
+        print(f"keyring-backend-class: {name}: {state}")
+        if cls.__module__ == "keyring.backends.SecretService":
+            secret_service_ok = "SecretStorage" not in state
+    print(f"keyring-backend: {type(chosen).__module__}.{type(chosen).__name__}")
+    return 0 if "SecretService" in names and secret_service_ok else 1
+
+
+def _diagnose_qt() -> int:
+    """Print what the bundled Qt can do: platform plugin, image formats, and whether the app icon renders.
+
+    Run with ``QT_QPA_PLATFORM=offscreen`` on a machine without a display.
+
+    Returns:
+        0 when SVG is a supported image format and the bundled ``resources/icons/chatnodes.svg`` renders.
+    """
+    from pathlib import Path
+
+    from PySide6.QtCore import QLibraryInfo
+    from PySide6.QtGui import QGuiApplication, QIcon, QImageReader
+
+    app = QGuiApplication(sys.argv[:1])
+    formats = sorted(bytes(fmt.data()).decode() for fmt in QImageReader.supportedImageFormats())
+    root = Path(getattr(sys, "_MEIPASS", Path(__file__).resolve().parent.parent))
+    svg = root / "resources" / "icons" / "chatnodes.svg"
+    pixmap = QIcon(str(svg)).pixmap(64, 64)
+    print(f"qt-version: {QLibraryInfo.version().toString()}")
+    print(f"qt-platform: {app.platformName()}")
+    print(f"qt-plugins: {QLibraryInfo.path(QLibraryInfo.LibraryPath.PluginsPath)}")
+    print(f"qt-image-formats: {','.join(formats)}")
+    print(f"qt-icon: {svg} -> {'null' if pixmap.isNull() else f'{pixmap.width()}x{pixmap.height()}'}")
+    return 0 if "svg" in formats and not pixmap.isNull() else 1
+
+
+_DIAGNOSTICS = {"keyring": _diagnose_keyring, "qt": _diagnose_qt}
+
+
+def run() -> int:
+    """Run the app, or the diagnostic named by ``CHATNODES_BUNDLE_DIAG``.
+
+    Returns:
+        The process exit code.
+    """
+    diag = os.environ.get("CHATNODES_BUNDLE_DIAG", "")
+    if diag:
+        if diag not in _DIAGNOSTICS:
+            known = ", ".join(sorted(_DIAGNOSTICS))
+            print(f"unknown CHATNODES_BUNDLE_DIAG value {diag!r} (known: {known})", file=sys.stderr)
+            return 2
+        return _DIAGNOSTICS[diag]()
+    from desktop.app import main
+
+    return main(started_at=_STARTED)
+
+
+if __name__ == "__main__":
+    raise SystemExit(run())

@@ -1,0 +1,347 @@
+"""Fast checks of the bundle recipe (packaging/); the real PyInstaller build is `make bundle-check`."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import os
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGING = ROOT / "packaging"
+SPEC = PACKAGING / "chatnodes.spec"
+
+
+def _load_trim() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("chatnodes_packaging_trim", PACKAGING / "_trim.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+trim = _load_trim()
+
+
+# --- the spec -----------------------------------------------------------------------------------------------
+
+
+def _spec_tree() -> ast.Module:
+    return ast.parse(SPEC.read_text(encoding="utf-8"), filename=str(SPEC))
+
+
+def _calls(tree: ast.AST, name: str) -> list[ast.Call]:
+    return [
+        node for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
+    ]
+
+
+def _keyword(call: ast.Call, name: str) -> ast.expr:
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+    raise AssertionError(f"{ast.unparse(call.func)}() has no {name}=")
+
+
+def test_spec_builds_one_folder_named_chatnodes_from_the_entry_script() -> None:
+    tree = _spec_tree()
+    (exe,) = _calls(tree, "EXE")
+    assert ast.literal_eval(_keyword(exe, "name")) == "chatnodes"
+    assert ast.literal_eval(_keyword(exe, "exclude_binaries")) is True  # one-folder, not one-file
+    (coll,) = _calls(tree, "COLLECT")
+    assert ast.literal_eval(_keyword(coll, "name")) == "chatnodes"
+    (analysis,) = _calls(tree, "Analysis")
+    assert "entry.py" in ast.unparse(analysis.args[0])
+    assert (PACKAGING / "entry.py").is_file()
+
+
+def test_spec_collects_keyring_metadata_backends_and_entry_points() -> None:
+    source = ast.unparse(_spec_tree())
+    assert "copy_metadata('keyring')" in source
+    assert "collect_submodules('keyring.backends')" in source
+    assert "collect_entry_point('keyring.backends')" in source
+    assert "collect_submodules('secretstorage')" in source  # the Secret Service backend imports it lazily
+
+
+def test_spec_excludes_the_other_qt_bindings_even_untrimmed() -> None:
+    source = ast.unparse(_spec_tree())
+    assert "excludes=excludes" in source
+    assert "list(_trim.EXCLUDED_MODULES) if TRIM else list(_trim.OTHER_QT_BINDINGS)" in source
+    for binding in ("PyQt5", "PyQt6", "PySide2"):
+        assert binding in trim.OTHER_QT_BINDINGS
+        assert binding in trim.EXCLUDED_MODULES
+
+
+def test_entry_script_runs_the_real_app_main() -> None:
+    source = (PACKAGING / "entry.py").read_text(encoding="utf-8")
+    assert "from desktop.app import main" in source
+    assert "raise SystemExit(run())" in source
+
+
+# --- Qt modules and plugins ---------------------------------------------------------------------------------
+
+
+def _pyside_modules_imported_by(folder: Path) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for path in sorted(folder.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            names: list[str] = []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            for name in names:
+                parts = name.split(".")
+                if parts[0] == "PySide6" and len(parts) > 1 and parts[1].startswith("Qt"):
+                    found.setdefault(parts[1], []).append(str(path.relative_to(ROOT)))
+    return found
+
+
+def test_every_pyside6_module_the_app_imports_is_kept_in_the_bundle() -> None:
+    imported = _pyside_modules_imported_by(ROOT / "desktop")
+    assert "QtWidgets" in imported  # the scan itself works
+    missing = {name: where for name, where in imported.items() if name not in trim.KEPT_QT_MODULES}
+    assert not missing, (
+        f"desktop/ imports PySide6 modules the bundle leaves out: {missing}; add them to "
+        "KEPT_QT_MODULES and remove them from EXCLUDED_QT_MODULES in packaging/_trim.py"
+    )
+    assert not trim.KEPT_QT_MODULES & set(trim.EXCLUDED_QT_MODULES)
+
+
+@pytest.mark.parametrize(
+    "plugin",
+    [
+        "platforms/libqxcb.so",
+        "platforms/libqoffscreen.so",
+        "platforms/libqwayland.so",
+        "platforms/libqwayland-generic.so",
+        "wayland-shell-integration/libxdg-shell.so",
+        "platforminputcontexts/libcomposeplatforminputcontextplugin.so",
+        "platformthemes/libqxdgdesktopportal.so",
+        "imageformats/libqsvg.so",
+        "iconengines/libqsvgicon.so",
+        "xcbglintegrations/libqxcb-glx-integration.so",
+    ],
+)
+def test_plugins_a_linux_widgets_app_needs_are_kept(plugin: str) -> None:
+    assert trim.is_kept_plugin(trim.QT_PLUGIN_PREFIX + plugin)
+
+
+@pytest.mark.parametrize(
+    "plugin",
+    [
+        "platforms/libqeglfs.so",
+        "platforms/libqvnc.so",
+        "platforms/libqlinuxfb.so",
+        "platforms/libqminimal.so",
+        "platformthemes/libqgtk3.so",
+        "egldeviceintegrations/libqeglfs-x11-integration.so",
+        "generic/libqevdevmouseplugin.so",
+        "imageformats/libqtiff.so",
+        "tls/libqopensslbackend.so",
+        "sqldrivers/libqsqlite.so",
+        "qmltooling/libqmldbg_debugger.so",
+    ],
+)
+def test_plugins_the_app_never_loads_are_dropped(plugin: str) -> None:
+    assert not trim.is_kept_plugin(trim.QT_PLUGIN_PREFIX + plugin)
+
+
+# --- ELF reading and library pruning ------------------------------------------------------------------------
+
+
+def _tiny_elf(needed: list[str], *, big_endian: bool = False) -> bytes:
+    """A minimal 64-bit ELF: one PT_LOAD (vaddr 0x1000 -> offset 0), one PT_DYNAMIC, a string table."""
+    end = ">" if big_endian else "<"
+    strtab = b"\0" + b"".join(name.encode() + b"\0" for name in needed)
+    offsets, pos = [], 1
+    for name in needed:
+        offsets.append(pos)
+        pos += len(name) + 1
+    ehdr_size, phdr_size = 64, 56
+    strtab_off = ehdr_size + 2 * phdr_size
+    dyn_off = strtab_off + len(strtab)
+    dyn = b"".join(struct.pack(end + "qQ", 1, off) for off in offsets)
+    dyn += struct.pack(end + "qQ", 5, 0x1000 + strtab_off) + struct.pack(end + "qQ", 0, 0)
+    total = dyn_off + len(dyn)
+    ident = b"\x7fELF" + bytes([2, 2 if big_endian else 1, 1]) + b"\0" * 9
+    ehdr = ident + struct.pack(end + "HHIQQQIHHHHHH", 3, 62, 1, 0, ehdr_size, 0, 0, ehdr_size, phdr_size, 2,
+                               64, 0, 0)
+    load = struct.pack(end + "IIQQQQQQ", 1, 5, 0, 0x1000, 0x1000, total, total, 0x1000)
+    dynamic = struct.pack(end + "IIQQQQQQ", 2, 6, dyn_off, 0x1000 + dyn_off, 0x1000 + dyn_off, len(dyn),
+                          len(dyn), 8)
+    return ehdr + load + dynamic + strtab + dyn
+
+
+@pytest.mark.parametrize("big_endian", [False, True])
+def test_elf_needed_reads_dt_needed_through_the_load_segments(tmp_path: Path, big_endian: bool) -> None:
+    lib = tmp_path / "libfake.so"
+    lib.write_bytes(_tiny_elf(["libQt6Core.so.6", "libc.so.6"], big_endian=big_endian))
+    assert trim.elf_needed(lib) == ["libQt6Core.so.6", "libc.so.6"]
+
+
+def test_elf_needed_of_a_non_elf_file_is_empty(tmp_path: Path) -> None:
+    text = tmp_path / "notes.txt"
+    text.write_text("not a library")
+    assert trim.elf_needed(text) == []
+
+
+@pytest.mark.skipif(shutil.which("readelf") is None, reason="readelf (binutils) is not installed")
+def test_elf_needed_agrees_with_readelf_on_a_real_qt_extension() -> None:
+    import PySide6
+
+    module = next(Path(PySide6.__file__).parent.glob("QtGui*.so"))
+    out = subprocess.run(["readelf", "-d", str(module)], capture_output=True, text=True, check=True).stdout
+    expected = [line.split("[", 1)[1].rstrip("]") for line in out.splitlines() if "(NEEDED)" in line]
+    assert expected and trim.elf_needed(module) == expected
+
+
+def test_pruning_keeps_what_kept_binaries_link_to_transitively_and_drops_the_rest() -> None:
+    lib = trim.QT_LIB_PREFIX
+    binaries = [
+        ("PySide6/QtGui.abi3.so", "/s/QtGui.abi3.so", "EXTENSION"),
+        ("_cffi_backend.cpython-311-x86_64-linux-gnu.so", "/s/_cffi.so", "EXTENSION"),  # top-level extension
+        (trim.QT_PLUGIN_PREFIX + "platforms/libqxcb.so", "/s/libqxcb.so", "BINARY"),
+        (lib + "libQt6Gui.so.6", "/s/libQt6Gui.so.6", "BINARY"),
+        (lib + "libQt6Core.so.6", "/s/libQt6Core.so.6", "BINARY"),
+        (lib + "libicuuc.so.73", "/s/libicuuc.so.73", "BINARY"),
+        (lib + "libQt6XcbQpa.so.6", "/s/libQt6XcbQpa.so.6", "BINARY"),
+        (lib + "libQt6EglFSDeviceIntegration.so.6", "/s/libQt6Egl.so.6", "BINARY"),  # only eglfs needed it
+        ("libgtk-3.so.0", "/s/libgtk-3.so.0", "BINARY"),  # only the GTK theme needed it
+        ("libxkbcommon.so.0", "/s/libxkbcommon.so.0", "BINARY"),
+        ("libpython3.11.so.1.0", "/s/libpython3.11.so.1.0", "BINARY"),  # loaded by the bootloader
+        ("libQt6Core.so.6", "PySide6/Qt/lib/libQt6Core.so.6", "SYMLINK"),
+        ("libQt6EglFSDeviceIntegration.so.6", "PySide6/Qt/lib/libQt6EglFSDeviceIntegration.so.6", "SYMLINK"),
+    ]
+    needed_of = {
+        "/s/QtGui.abi3.so": ["libQt6Gui.so.6"],
+        "/s/libqxcb.so": ["libQt6XcbQpa.so.6", "libxkbcommon.so.0"],
+        "/s/libQt6Gui.so.6": ["libQt6Core.so.6"],
+        "/s/libQt6Core.so.6": ["libicuuc.so.73", "libc.so.6"],
+        "/s/libQt6XcbQpa.so.6": ["libQt6Gui.so.6"],
+    }
+    kept, dropped = trim.prune_unlinked_libraries(binaries, needed_of)
+    assert {entry[0] for entry in dropped} == {
+        lib + "libQt6EglFSDeviceIntegration.so.6",
+        "libgtk-3.so.0",
+        "libQt6EglFSDeviceIntegration.so.6",
+    }
+    assert len(kept) + len(dropped) == len(binaries)
+
+
+def test_trim_drops_translations_qml_and_unneeded_plugins(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def entry(dest: str, typecode: str, size: int) -> tuple[str, str, str]:
+        src = tmp_path / dest.replace("/", "_")
+        src.write_bytes(b"x" * size)  # not ELF: links to nothing
+        return (dest, str(src), typecode)
+
+    binaries = [
+        entry("PySide6/QtCore.abi3.so", "EXTENSION", 10),
+        entry(trim.QT_PLUGIN_PREFIX + "platforms/libqoffscreen.so", "BINARY", 20),
+        entry(trim.QT_PLUGIN_PREFIX + "platforms/libqvnc.so", "BINARY", 30),
+    ]
+    datas = [
+        entry(trim.QT_PREFIX + "translations/qtbase_de.qm", "DATA", 40),
+        entry(trim.QT_PREFIX + "qml/QtQuick/qmldir", "DATA", 50),
+        entry("desktop/core/chat/model_prices.json", "DATA", 60),
+    ]
+    kept_binaries, kept_datas = trim.trim(binaries, datas)
+    assert [e[0] for e in kept_binaries] == [binaries[0][0], binaries[1][0]]
+    assert [e[0] for e in kept_datas] == ["desktop/core/chat/model_prices.json"]
+    out = capsys.readouterr().out
+    assert "platforms/libqvnc.so" in out
+    assert "collected files 0.0 MB -> 0.0 MB" in out  # sizes are reported (bytes here)
+
+
+# --- data files ---------------------------------------------------------------------------------------------
+
+
+def test_package_data_includes_the_model_price_table() -> None:
+    pairs = trim.package_data_files(ROOT / "desktop", "desktop")
+    assert (str(ROOT / "desktop" / "core" / "chat" / "model_prices.json"), "desktop/core/chat") in pairs
+    assert not [src for src, _ in pairs if src.endswith((".py", ".pyc"))]
+
+
+def test_resources_go_to_the_bundle_root_where_the_app_looks(capsys: pytest.CaptureFixture[str]) -> None:
+    pairs = trim.resource_files(ROOT / "resources", "resources")
+    dests = {(Path(src).name, dest) for src, dest in pairs}
+    assert ("chatnodes.desktop", "resources") in dests
+    assert ("chatnodes.svg", "resources/icons") in dests
+    assert "WARNING" not in capsys.readouterr().out
+
+
+def test_missing_resources_are_reported_not_fatal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert trim.resource_files(tmp_path / "nope", "resources") == []
+    assert "does not exist" in capsys.readouterr().out
+    (tmp_path / "res").mkdir()
+    (tmp_path / "res" / "style.qss").write_text("QWidget {}")
+    assert len(trim.resource_files(tmp_path / "res", "resources")) == 1
+    out = capsys.readouterr().out
+    assert "chatnodes.desktop is missing" in out
+    assert "chatnodes.svg or chatnodes.png is missing" in out
+
+
+def test_desktop_entry_launches_the_bundle_binary() -> None:
+    entry = (ROOT / "resources" / "chatnodes.desktop").read_text(encoding="utf-8").splitlines()
+    assert entry[0] == "[Desktop Entry]"
+    fields = dict(line.split("=", 1) for line in entry[1:] if "=" in line and not line.startswith("#"))
+    assert fields["Type"] == "Application"
+    assert fields["Name"] == "Chat Nodes"
+    assert fields["Exec"].split()[0] == "chatnodes"
+    assert fields["Icon"] == "chatnodes"
+    assert fields["Terminal"] == "false"
+    assert {"Development", "Utility"} <= set(fields["Categories"].strip(";").split(";"))
+
+
+# --- scripts and diagnostics --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("script", ["build.sh", "check.sh"])
+def test_scripts_parse(script: str) -> None:
+    subprocess.run(["bash", "-n", str(PACKAGING / script)], check=True)
+
+
+def test_build_script_uses_its_own_venv_and_a_non_editable_install() -> None:
+    source = (PACKAGING / "build.sh").read_text(encoding="utf-8")
+    assert 'VENV="$ROOT/.venv-bundle"' in source
+    assert " -e " not in source and "--editable" not in source
+    assert "chatnodes.spec" in source
+
+
+def _run_entry(diag: str, **env: str) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, "CHATNODES_BUNDLE_DIAG": diag, **env}
+    return subprocess.run([sys.executable, str(PACKAGING / "entry.py")], capture_output=True, text=True,
+                          env=full_env, timeout=60, check=False)
+
+
+def test_keyring_diagnostic_reports_the_secret_service_backend() -> None:
+    result = _run_entry("keyring")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "keyring-entry-points:" in result.stdout and "SecretService" in result.stdout
+    assert "keyring.backends.SecretService.Keyring:" in result.stdout
+    assert "keyring-backend: " in result.stdout
+
+
+def test_qt_diagnostic_renders_the_svg_icon() -> None:
+    result = _run_entry("qt", QT_QPA_PLATFORM="offscreen")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "svg" in result.stdout.split("qt-image-formats: ", 1)[1].split("\n", 1)[0].split(",")
+    assert "-> 64x64" in result.stdout
+
+
+def test_unknown_diagnostic_is_a_clear_error() -> None:
+    result = _run_entry("nonsense")
+    assert result.returncode == 2
+    assert "unknown CHATNODES_BUNDLE_DIAG value 'nonsense' (known: keyring, qt)" in result.stderr
