@@ -77,7 +77,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(list(sys.argv[1:] if argv is None else argv))
 
 
-def resolve_config_dir(cli_value: Path | None, environ: dict[str, str] | None = None) -> Path:
+def resolve_config_dir(cli_value: Path | None, environ: Mapping[str, str] | None = None) -> Path:
     """``--config-dir``, else ``$CHATNODES_CONFIG_DIR``, else the platform's user config dir."""
     env = os.environ if environ is None else environ
     if cli_value is not None:
@@ -87,7 +87,7 @@ def resolve_config_dir(cli_value: Path | None, environ: dict[str, str] | None = 
         return Path(from_env).expanduser()
     from desktop.core.settings import default_config_dir
 
-    return Path(default_config_dir())
+    return Path(default_config_dir(env))
 
 
 def default_project_dir() -> Path:
@@ -268,13 +268,17 @@ class AppContext:
         return self.provider_config(None) is not None
 
     # -- demo -----------------------------------------------------------------------------------
-    def start_demo(self) -> None:
-        """Start the loopback demo provider (idempotent) and make it the default, in memory only."""
+    def start_demo(self, *, tokens_per_second: float | None = 60.0) -> None:
+        """Start the loopback demo provider (idempotent) and make it the default, in memory only.
+
+        Args:
+            tokens_per_second: Streaming speed of the demo (None: as fast as possible).
+        """
         if self.demo_server is not None:
             return
         from desktop.testing.demo import start_demo_provider
 
-        self.demo_server = start_demo_provider()
+        self.demo_server = start_demo_provider(tokens_per_second=tokens_per_second)
         log.info("offline demo provider listening on %s", self.demo_server.base_url)
 
     # -- secrets hygiene -----------------------------------------------------------------------

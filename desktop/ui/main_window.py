@@ -18,7 +18,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShowEvent
+from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence, QPixmap, QShowEvent
 from PySide6.QtWidgets import (
     QFileDialog,
     QLabel,
@@ -218,7 +218,7 @@ class MainWindow(QMainWindow):
         bar.setMovable(False)
         bar.setFloatable(False)
         bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        self.act_new_node.setIconText("＋  New chat")
+        self.act_new_node.setIconText("+  New chat")
         bar.addAction(self.act_new_node)
         bar.addSeparator()
         bar.addAction(self.act_tile)
@@ -432,6 +432,7 @@ class MainWindow(QMainWindow):
         sub.setWidget(node)
         sub.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
         sub.setWindowTitle(self._title_for(state))
+        sub.setWindowIcon(self._node_icon())
         self.mdi.addSubWindow(sub)
         node_id = node.node_id
         self._nodes[node_id] = node
@@ -457,6 +458,19 @@ class MainWindow(QMainWindow):
         if fresh:
             self.schedule_save()
         return node
+
+    def _node_icon(self) -> QIcon:
+        icon = getattr(self, "_cached_node_icon", None)
+        if icon is None:
+            from desktop.ui.theme import app_icon
+
+            icon = app_icon()
+            if icon.isNull():  # no icon files: a transparent pixmap instead of Qt's logo
+                pixmap = QPixmap(16, 16)
+                pixmap.fill(Qt.GlobalColor.transparent)
+                icon = QIcon(pixmap)
+            self._cached_node_icon = icon
+        return icon
 
     @staticmethod
     def _title_for(state: NodeState) -> str:
@@ -628,8 +642,8 @@ class MainWindow(QMainWindow):
         name = folder.name if folder is not None else ""
         suffix = " (offline demo)" if self.context.demo else ""
         self.setWindowTitle(f"{name} — Chat Nodes{suffix}" if name else f"Chat Nodes{suffix}")
-        self.project_label.setText(str(folder) if folder is not None else "")
-        self.project_label.setToolTip("Project folder (the tools' sandbox)")
+        self.project_label.setText(_display_path(folder) if folder is not None else "")
+        self.project_label.setToolTip(f"Project folder (the tools' sandbox): {folder}" if folder else "")
         self.provider_label.setText("Offline demo" if self.context.demo else "")
 
     # ------------------------------------------------------------------------------------------
@@ -908,3 +922,10 @@ class MainWindow(QMainWindow):
         await self.context.aclose()
         self._remove_exception_hooks()
 
+
+def _display_path(path: Path) -> str:
+    """``path`` with the home folder shown as ``~``."""
+    try:
+        return "~/" + path.relative_to(Path.home()).as_posix()
+    except ValueError:
+        return str(path)

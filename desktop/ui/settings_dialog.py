@@ -14,7 +14,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -103,12 +103,15 @@ class SettingsDialog(QDialog):
         root.setSpacing(10)
         self.keyring_banner: Banner | None = None
         if not context.secrets.available:
-            reason = context.secrets.unavailable_reason or ""
+            reason = (context.secrets.unavailable_reason or "").removesuffix(
+                ": keys are kept for this session only"
+            )
             self.keyring_banner = Banner(
-                "No OS keyring found: keys are kept for this session only."
-                + (f"\n({reason})" if reason else ""),
+                "No OS keyring found: keys are kept for this session only. "
+                "Set them as environment variables to keep them across restarts.",
                 kind="warning", object_name="keyringBanner", dismissible=False, parent=self,
             )
+            self.keyring_banner.setToolTip(reason)
             root.addWidget(self.keyring_banner)
 
         self.tabs = QTabWidget(self)
@@ -202,6 +205,7 @@ class SettingsDialog(QDialog):
         form.addRow("", self.needs_key_check)
 
         key_row = QHBoxLayout()
+        key_row.setSpacing(6)
         self.key_edit = QLineEdit(form_host)
         self.key_edit.setObjectName("apiKeyEdit")
         self.key_edit.setEchoMode(QLineEdit.EchoMode.Password)
@@ -220,7 +224,8 @@ class SettingsDialog(QDialog):
         self.key_status = QLabel("", form_host)
         self.key_status.setObjectName("keyStatusLabel")
         self.key_status.setWordWrap(True)
-        self.key_status.setEnabled(False)
+        self.key_status.setMinimumWidth(320)
+        self.key_status.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         form.addRow("", self.key_status)
 
         self.key_env_edit = QLineEdit(form_host)
@@ -285,7 +290,7 @@ class SettingsDialog(QDialog):
                       "prices a whole family (e.g. “gpt-”). Empty cache prices fall back to the input price.",
                       page)
         hint.setWordWrap(True)
-        hint.setEnabled(False)
+        hint.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         layout.addWidget(hint)
         self.price_table = QTableWidget(0, len(PRICE_COLUMNS), page)
         self.price_table.setObjectName("priceOverridesTable")
@@ -372,6 +377,8 @@ class SettingsDialog(QDialog):
             self.needs_key_check.setChecked(p.needs_key)
             self.key_env_edit.setText(p.key_env or "")
             self.models_edit.setText(", ".join(p.models))
+            for edit in (self.name_edit, self.base_url_edit, self.key_env_edit, self.models_edit):
+                edit.setCursorPosition(0)
             self._load_key_field()
         finally:
             self._loading = False

@@ -180,6 +180,11 @@ QPushButton:hover {{ border-color: {c.accent}; }}
 QPushButton:pressed {{ background: {c.alt_base}; }}
 QPushButton:default {{ background: {c.accent}; color: {c.accent_text}; border-color: {c.accent}; }}
 QPushButton:disabled {{ color: {c.muted}; background: {c.alt_base}; }}
+QDialog QToolButton {{
+    border: 1px solid {c.border}; border-radius: 6px; padding: 4px 12px; background: {c.button};
+}}
+QDialog QToolButton:hover {{ border-color: {c.accent}; }}
+QDialog QToolButton::menu-indicator {{ image: none; width: 0; }}
 QListWidget, QTableWidget, QTreeView, QListView, QTableView {{
     border: 1px solid {c.border}; border-radius: 6px; background: {c.base};
     alternate-background-color: {c.alt_base};
