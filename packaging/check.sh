@@ -62,6 +62,24 @@ if ! CHATNODES_BUNDLE_DIAG=keyring "$EXE" > "$TMP/keyring.txt" 2>&1; then
 fi
 sed 's/^/    /' "$TMP/keyring.txt"
 
+# 2a. A real round trip through the Secret Service, when this machine can host one: a private D-Bus session
+#     with a fresh, unlocked gnome-keyring (its files in a temp HOME; nothing touches the user's keyring).
+if command -v dbus-run-session >/dev/null && command -v gnome-keyring-daemon >/dev/null; then
+    log "keyring round trip through gnome-keyring in a private D-Bus session"
+    mkdir -p "$TMP/keyring-home"
+    if ! HOME="$TMP/keyring-home" XDG_DATA_HOME="$TMP/keyring-home/data" CHATNODES_BUNDLE_DIAG=keyring-roundtrip \
+        timeout "$SMOKE_TIMEOUT" dbus-run-session -- sh -c \
+        'printf check | gnome-keyring-daemon --unlock --components=secrets >/dev/null 2>&1; exec "$0"' "$EXE" \
+        > "$TMP/roundtrip.txt" 2>&1; then
+        cat "$TMP/roundtrip.txt" >&2
+        fail "the bundle cannot store and read a secret through the Secret Service"
+    fi
+    grep '^keyring-' "$TMP/roundtrip.txt" | sed 's/^/    /'
+else
+    log "note: no dbus-run-session + gnome-keyring-daemon here: skipping the Secret Service round trip"
+    log "      (apt-get install gnome-keyring dbus-daemon to run it)"
+fi
+
 # 2b. Qt: the offscreen platform, SVG image/icon plugins and the bundled app icon survived the trimming.
 log "checking Qt inside the bundle"
 if ! CHATNODES_BUNDLE_DIAG=qt QT_QPA_PLATFORM=offscreen "$EXE" > "$TMP/qt.txt" 2>&1; then

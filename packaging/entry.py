@@ -9,6 +9,8 @@ With ``CHATNODES_BUNDLE_DIAG=keyring`` in the environment it prints what the bun
 ``keyring.backends`` entry points, the backend classes that loaded and the backend keyring would use) and
 exits without starting Qt. ``packaging/check.sh`` uses it to prove that keyring's metadata and backends made
 it into the frozen app: without them keyring silently falls back to its "no keyring" backend.
+
+With ``CHATNODES_BUNDLE_DIAG=keyring-roundtrip`` it stores, reads back and deletes a random throw-away secret.
 """
 
 from __future__ import annotations
@@ -55,6 +57,37 @@ def _diagnose_keyring() -> int:
     return 0 if "SecretService" in names and secret_service_ok else 1
 
 
+def _diagnose_keyring_roundtrip() -> int:
+    """Store, read back and delete a random throw-away secret through the keyring the bundle picks.
+
+    ``packaging/check.sh`` runs it inside a private D-Bus session with an unlocked gnome-keyring, which is
+    what proves the frozen Secret Service stack (keyring, secretstorage, jeepney, cryptography) really works.
+
+    Returns:
+        0 when the secret round-tripped and is gone afterwards, 1 otherwise.
+    """
+    import secrets
+
+    import keyring
+    import keyring.errors
+
+    service, user = "chatnodes-bundle-check", "probe"
+    value = secrets.token_hex(16)
+    backend = keyring.get_keyring()
+    print(f"keyring-backend: {type(backend).__module__}.{type(backend).__name__}")
+    try:
+        keyring.set_password(service, user, value)
+        read_back = keyring.get_password(service, user)
+        keyring.delete_password(service, user)
+        after_delete = keyring.get_password(service, user)
+    except keyring.errors.KeyringError as exc:
+        print(f"keyring-roundtrip: failed ({type(exc).__name__}: {exc})")
+        return 1
+    ok = read_back == value and after_delete is None
+    print(f"keyring-roundtrip: {'ok' if ok else 'wrong value read back'}")
+    return 0 if ok else 1
+
+
 def _diagnose_qt() -> int:
     """Print what the bundled Qt can do: platform plugin, image formats, and whether the app icon renders.
 
@@ -81,7 +114,11 @@ def _diagnose_qt() -> int:
     return 0 if "svg" in formats and not pixmap.isNull() else 1
 
 
-_DIAGNOSTICS = {"keyring": _diagnose_keyring, "qt": _diagnose_qt}
+_DIAGNOSTICS = {
+    "keyring": _diagnose_keyring,
+    "keyring-roundtrip": _diagnose_keyring_roundtrip,
+    "qt": _diagnose_qt,
+}
 
 
 def run() -> int:

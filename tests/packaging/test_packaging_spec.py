@@ -320,10 +320,13 @@ def test_build_script_uses_its_own_venv_and_a_non_editable_install() -> None:
     assert "chatnodes.spec" in source
 
 
-def _run_entry(diag: str, **env: str) -> subprocess.CompletedProcess[str]:
-    full_env = {**os.environ, "CHATNODES_BUNDLE_DIAG": diag, **env}
-    return subprocess.run([sys.executable, str(PACKAGING / "entry.py")], capture_output=True, text=True,
-                          env=full_env, timeout=60, check=False)
+def _run_entry(diag: str, *prefix: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """Run packaging/entry.py's diagnostic ``diag`` (behind ``prefix``) with no session bus of the caller's."""
+    dropped = {"DBUS_SESSION_BUS_ADDRESS", "PYTHON_KEYRING_BACKEND"}
+    full_env = {k: v for k, v in os.environ.items() if k not in dropped}
+    full_env.update(CHATNODES_BUNDLE_DIAG=diag, **env)
+    command = [*prefix, sys.executable, str(PACKAGING / "entry.py")]
+    return subprocess.run(command, capture_output=True, text=True, env=full_env, timeout=60, check=False)
 
 
 def test_keyring_diagnostic_reports_the_secret_service_backend() -> None:
@@ -344,4 +347,25 @@ def test_qt_diagnostic_renders_the_svg_icon() -> None:
 def test_unknown_diagnostic_is_a_clear_error() -> None:
     result = _run_entry("nonsense")
     assert result.returncode == 2
-    assert "unknown CHATNODES_BUNDLE_DIAG value 'nonsense' (known: keyring, qt)" in result.stderr
+    known = "(known: keyring, keyring-roundtrip, qt)"
+    assert f"unknown CHATNODES_BUNDLE_DIAG value 'nonsense' {known}" in result.stderr
+
+
+def test_keyring_roundtrip_diagnostic_fails_without_an_os_keyring(tmp_path: Path) -> None:
+    result = _run_entry("keyring-roundtrip", HOME=str(tmp_path))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "keyring-backend: keyring.backends.fail.Keyring" in result.stdout
+    assert "keyring-roundtrip: failed (NoKeyringError" in result.stdout
+
+
+@pytest.mark.skipif(
+    shutil.which("dbus-run-session") is None or shutil.which("gnome-keyring-daemon") is None,
+    reason="needs dbus-run-session and gnome-keyring-daemon (apt-get install gnome-keyring dbus-daemon)",
+)
+def test_keyring_roundtrip_diagnostic_through_a_private_gnome_keyring(tmp_path: Path) -> None:
+    unlock = 'printf check | gnome-keyring-daemon --unlock --components=secrets >/dev/null 2>&1; exec "$@"'
+    result = _run_entry("keyring-roundtrip", "dbus-run-session", "--", "sh", "-c", unlock, "sh",
+                        HOME=str(tmp_path), XDG_DATA_HOME=str(tmp_path / "data"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "keyring-backend: keyring.backends.SecretService.Keyring" in result.stdout
+    assert "keyring-roundtrip: ok" in result.stdout
