@@ -321,7 +321,7 @@ def test_build_script_uses_its_own_venv_and_a_non_editable_install() -> None:
 
 
 def _run_entry(diag: str, *prefix: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """Run packaging/entry.py's diagnostic ``diag`` (behind ``prefix``) with no session bus of the caller's."""
+    """Run entry.py's diagnostic ``diag`` (behind ``prefix``), without the caller's session bus."""
     dropped = {"DBUS_SESSION_BUS_ADDRESS", "PYTHON_KEYRING_BACKEND"}
     full_env = {k: v for k, v in os.environ.items() if k not in dropped}
     full_env.update(CHATNODES_BUNDLE_DIAG=diag, **env)
