@@ -46,6 +46,11 @@ class Settings:
     cap_messages: int = 10_000
     smoke: bool = False
 
+    @property
+    def warmup(self) -> int:
+        """Untimed warm-up runs before the measured ones (none in the smoke test)."""
+        return 0 if self.smoke else 1
+
     @classmethod
     def tiny(cls) -> Settings:
         """The sizes of the smoke test (every code path once, in well under a second each)."""

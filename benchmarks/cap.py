@@ -76,7 +76,8 @@ def run(settings: Settings) -> list[Row]:
     double = make_messages(2 * n)
     double_cap = cap_for(double)
 
-    _ours_ms(messages, max_bytes)  # warm-up
+    for _ in range(settings.warmup):
+        _ours_ms(messages, max_bytes)
     ours: list[float] = []
     naive: list[float] = []
     ours_double: list[float] = []

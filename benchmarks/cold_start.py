@@ -88,6 +88,6 @@ def bare_ms() -> float:
 
 def run(settings: Settings) -> list[Row]:
     """App cold start vs the bare window, alternating."""
-    ours, bare = paired(app_ms, bare_ms, settings.runs)
+    ours, bare = paired(app_ms, bare_ms, settings.runs, warmup=settings.warmup)
     return [Row("start.cold", "cold start to first paint: python -m desktop --smoke-test", "ms", ours,
                 "bare PySide6 window", bare, Budget.ratio(1.5))]

@@ -116,13 +116,13 @@ def run(settings: Settings) -> list[Row]:
     rows: list[Row] = []
     with FakeProvider() as fake:
         ours, sdk = paired(lambda: ours_ms(fake, "openai", turn, n), lambda: openai_sdk_ms(fake, turn, n),
-                           settings.runs)
+                           settings.runs, warmup=settings.warmup)
         rows.append(Row(
             "drivers.openai", f"OpenAI stream, {n:,} deltas over loopback: our driver",
             "ms", ours, f"openai SDK {openai.__version__}", sdk, Budget.ratio(1.0),
         ))
         ours, sdk = paired(lambda: ours_ms(fake, "anthropic", turn, n),
-                           lambda: anthropic_sdk_ms(fake, turn, n), settings.runs)
+                           lambda: anthropic_sdk_ms(fake, turn, n), settings.runs, warmup=settings.warmup)
         rows.append(Row(
             "drivers.anthropic", f"Anthropic stream, {n:,} deltas over loopback: our driver",
             "ms", ours, f"anthropic SDK {anthropic.__version__}", sdk, Budget.ratio(1.0),

@@ -1,0 +1,180 @@
+"""Qt plumbing of the UI benchmarks: one QApplication and one qasync loop per process, a chat node
+wired to the real runtime, real drivers and the loopback fake provider, and first-paint detection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+import time
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import httpx
+import PySide6  # noqa: F401  (the binding is imported before qasync so qasync picks PySide6)
+import qasync
+from PySide6.QtCore import QEvent, QMessageLogContext, QObject, QtMsgType, qInstallMessageHandler
+from PySide6.QtWidgets import QApplication, QWidget
+
+from desktop.core.chat.runtime import ChatRuntime, ChatRuntimeDeps, create_chat_runtime
+from desktop.core.project import NodeState
+from desktop.core.providers import driver_for
+from desktop.core.settings import ProviderSettings, Settings, resolve_provider
+from desktop.testing import FakeProvider
+from desktop.ui.bridge import RuntimeBridge
+from desktop.ui.chat_node import ChatNodeWidget
+from desktop.ui.services import AppServices
+
+log = logging.getLogger(__name__)
+
+__all__ = ["app_and_loop", "run_on_loop", "BenchServices", "PaintWatch"]
+
+T = TypeVar("T")
+MODEL = "fake-fast"
+_loop: asyncio.AbstractEventLoop | None = None
+
+
+_NOISE = ("does not support propagateSizeHints",)
+_handler_installed = False
+
+
+def _qt_messages(kind: QtMsgType, context: QMessageLogContext, message: str) -> None:
+    """Drop the offscreen plugin's per-window chatter; pass everything else to stderr."""
+    if any(noise in message for noise in _NOISE):
+        return
+    print(message, file=sys.stderr)
+
+
+def app_and_loop() -> tuple[QApplication, asyncio.AbstractEventLoop]:
+    """The process's QApplication and qasync loop (created on first use, then reused)."""
+    global _loop, _handler_installed
+    if not _handler_installed:
+        qInstallMessageHandler(_qt_messages)
+        _handler_installed = True
+    app = QApplication.instance()
+    if not isinstance(app, QApplication):
+        app = QApplication(["chatnodes-bench"])
+    if _loop is None or _loop.is_closed():
+        _loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(_loop)
+    return app, _loop
+
+
+def run_on_loop(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` to completion on the qasync loop (Qt events are processed meanwhile)."""
+    _app, loop = app_and_loop()
+    return loop.run_until_complete(coro)
+
+
+@dataclass
+class BenchServices:
+    """A fake provider, one shared httpx client, the runtime and bridge, and the node services."""
+
+    fake: FakeProvider
+    client: httpx.AsyncClient
+    settings: Settings
+    bridge: RuntimeBridge
+    runtime: ChatRuntime
+    services: AppServices
+
+    @classmethod
+    def start(cls, api: str = "openai") -> BenchServices:
+        """Start the fake provider and wire everything (call with the qasync loop set)."""
+        app_and_loop()
+        fake = FakeProvider().start()
+        client = httpx.AsyncClient(timeout=httpx.Timeout(30.0))
+        base = fake.openai_base_url if api == "openai" else fake.anthropic_base_url
+        settings = Settings(
+            providers=[ProviderSettings(id="fake", name="Fake", api=api, base_url=base,  # type: ignore[arg-type]
+                                        needs_key=False, models=[MODEL])],
+            default_provider="fake",
+            default_model=MODEL,
+        )
+        bridge = RuntimeBridge()
+        runtime = create_chat_runtime(ChatRuntimeDeps(
+            resolve_provider=lambda req: resolve_provider(settings, req, secrets=None, environ={}),
+            broadcast=bridge.broadcast,
+            driver_for=lambda cfg: driver_for(cfg, client),
+        ))
+
+        async def models(_provider_id: str) -> list[str]:
+            return [MODEL]
+
+        services = AppServices(runtime=runtime, bridge=bridge, settings=lambda: settings, list_models=models)
+        return cls(fake, client, settings, bridge, runtime, services)
+
+    def provider_config(self) -> Any:
+        """The ``ProviderConfig`` the runtime would use (for the driver-only baseline)."""
+        return resolve_provider(self.settings, _Target(), secrets=None, environ={})
+
+    def node(self, state: NodeState, *, width: int = 640, height: int = 760) -> ChatNodeWidget:
+        """A chat node on these services (not shown)."""
+        node = ChatNodeWidget(state, self.services)
+        node.resize(width, height)
+        return node
+
+    def close(self) -> None:
+        """Stop the runtime, close the client, stop the fake provider."""
+        run_on_loop(self.runtime.aclose())
+        run_on_loop(self.client.aclose())
+        self.fake.stop()
+
+
+class _Target:
+    provider: str | None = None
+    model: str | None = None
+
+
+def dispose(widget: QWidget) -> None:
+    """Shut a node (or window) down and delete it now, so runs do not accumulate widgets."""
+    shutdown = getattr(widget, "shutdown", None)
+    if callable(shutdown):
+        shutdown()
+    widget.hide()
+    widget.deleteLater()
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    QApplication.processEvents()
+
+
+class PaintWatch(QObject):
+    """Records the time of the first ``Paint`` event a widget receives.
+
+    Attributes:
+        painted_at: ``time.perf_counter()`` of the first paint, or None.
+    """
+
+    def __init__(self, widget: QWidget) -> None:
+        super().__init__(widget)
+        self.painted_at: float | None = None
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt API
+        if self.painted_at is None and event.type() == QEvent.Type.Paint:
+            self.painted_at = time.perf_counter()
+        return False
+
+    def wait(self, timeout_s: float = 10.0) -> float:
+        """Process events until the first paint; return its ``perf_counter`` time.
+
+        Raises:
+            TimeoutError: No paint within ``timeout_s``.
+        """
+        deadline = time.perf_counter() + timeout_s
+        while self.painted_at is None:
+            if time.perf_counter() > deadline:
+                raise TimeoutError("the widget was not painted")
+            QApplication.processEvents()
+        return self.painted_at
+
+    async def wait_async(self, timeout_s: float = 10.0) -> float | None:
+        """On the qasync loop: yield to Qt until the first paint; its time, or None after ``timeout_s``.
+
+        Never call ``QApplication.processEvents()`` inside a coroutine on qasync: it would run other
+        tasks re-entrantly ("Cannot enter into task ...").
+        """
+        deadline = time.perf_counter() + timeout_s
+        while self.painted_at is None and time.perf_counter() < deadline:
+            await asyncio.sleep(0)
+        return self.painted_at
