@@ -4,7 +4,8 @@
 #   1. every bundled ELF file finds the Qt / PySide / ICU / Python libraries it links to (trimming went right);
 #   2. keyring inside the bundle discovers its backends through their entry points, and the bundled Qt
 #      renders the SVG app icon (CHATNODES_BUNDLE_DIAG, see packaging/entry.py);
-#   3. `chatnodes --smoke-test` on the offscreen platform starts, paints and exits 0 (timed);
+#   3. `chatnodes --smoke-test` on the offscreen platform starts, paints and exits 0 (timed); then on X11
+#      under Xvfb when xvfb-run exists;
 #   4. the bundle is at most CHATNODES_BUNDLE_MAX_MB (default 150) MB.
 # Exits non-zero on the first failure.
 set -euo pipefail
@@ -23,7 +24,7 @@ no_build=0
 for arg in "$@"; do
     case "$arg" in
         --no-build) no_build=1 ;;
-        -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
         *) fail "unknown argument $arg (known: --no-build)" ;;
     esac
 done
@@ -104,6 +105,27 @@ sed 's/^/    /' "$TMP/smoke.txt"
 (( rc == 0 )) || fail "smoke test exited with $rc"
 [[ -f "$TMP/project/project.json" ]] || log "note: the smoke test wrote no project.json"
 log "smoke test: exit 0 in ${ms} ms (wall clock, process start to exit)"
+
+# 3b. The same on a real X server (Xvfb) when there is one: proves the xcb platform plugin and its
+#     libraries survived the trimming (the offscreen run above cannot).
+if command -v xvfb-run >/dev/null; then
+    log "smoke test on X11: xvfb-run + QT_QPA_PLATFORM=xcb"
+    rm -rf "$TMP/config" "$TMP/project" && mkdir -p "$TMP/config" "$TMP/project"
+    set +e
+    env -u CHATNODES_CONFIG_DIR QT_QPA_PLATFORM=xcb HOME="$TMP/home" XDG_DATA_HOME="$TMP/data" \
+        timeout "$SMOKE_TIMEOUT" xvfb-run -a -s "-screen 0 1280x800x24" \
+        "$EXE" --smoke-test --config-dir "$TMP/config" "$TMP/project" > "$TMP/smoke-xcb.txt" 2>&1
+    rc=$?
+    set -e
+    if (( rc != 0 )); then
+        sed 's/^/    /' "$TMP/smoke-xcb.txt" >&2
+        fail "smoke test on X11 exited with $rc"
+    fi
+    grep 'first paint' "$TMP/smoke-xcb.txt" | sed 's/^/    /' || true
+    log "smoke test on X11: exit 0"
+else
+    log "note: no xvfb-run here: skipping the X11 smoke test (apt-get install xvfb xauth to run it)"
+fi
 
 # 4. Size.
 size_kb=$(du -sk "$BUNDLE" | cut -f1)
