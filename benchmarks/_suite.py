@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import importlib
+import importlib.metadata
 import logging
 import os
 import platform
@@ -68,12 +69,13 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def _version(module: str) -> str:
+def _version(distribution: str) -> str:
+    """The installed version of a distribution, read from its metadata (no import: the SDKs are slow
+    to import)."""
     try:
-        mod = importlib.import_module(module)
-    except ImportError:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
         return "not installed"
-    return str(getattr(mod, "__version__", "?"))
 
 
 def machine_info() -> dict[str, str]:
@@ -85,14 +87,13 @@ def machine_info() -> dict[str, str]:
         "Python": f"{platform.python_implementation()} {platform.python_version()}",
     }
     try:
-        import PySide6
         from PySide6 import QtCore
 
-        info["Qt"] = f"{QtCore.qVersion()} (PySide6 {PySide6.__version__})"
+        info["Qt"] = f"{QtCore.qVersion()} (PySide6-Essentials {_version('PySide6-Essentials')})"
     except ImportError:
         info["Qt"] = "not installed"
-    for module in ("qasync", "httpx", "openai", "anthropic", "psutil"):
-        info[module] = _version(module)
+    for name in ("qasync", "httpx", "openai", "anthropic", "psutil"):
+        info[name] = _version(name)
     if hasattr(os, "getloadavg"):
         info["load average at start (1/5/15 min)"] = " / ".join(f"{v:.2f}" for v in os.getloadavg())
     return info
