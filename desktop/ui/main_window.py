@@ -7,7 +7,6 @@ immediately when a run finishes, and reports problems in non-blocking banners.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 import sys
@@ -17,7 +16,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QRect, QSize, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence, QPixmap, QShowEvent
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -26,19 +25,24 @@ from PySide6.QtWidgets import (
     QMdiArea,
     QMdiSubWindow,
     QMessageBox,
+    QSizePolicy,
     QToolBar,
     QVBoxLayout,
     QWidget,
 )
 
-from desktop.core.chat.cost import ConversationCost, format_cost
-from desktop.core.project import NodeState, Project, ProjectStore, new_node_state
 from desktop.ui.banner import Banner, BannerArea, BannerKind
-from desktop.ui.chat_node import ChatNodeWidget
-from desktop.ui.services import AppServices
 
 if TYPE_CHECKING:
+    import asyncio
+
+    # Only for type hints: the window's shell is built (and painted) before the core, the chat node
+    # and the network stack are imported, so start-up shows a window as early as a bare Qt program.
     from desktop.app import AppContext
+    from desktop.core.chat.cost import ConversationCost
+    from desktop.core.project import NodeState, Project, ProjectStore
+    from desktop.ui.chat_node import ChatNodeWidget
+    from desktop.ui.services import AppServices
 
 log = logging.getLogger(__name__)
 
@@ -89,9 +93,9 @@ class MainWindow(QMainWindow):
     project_opened = Signal(str)
     saved = Signal()
 
-    def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:
+    def __init__(self, context: AppContext | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.context = context
+        self._context: AppContext | None = None
         self.setObjectName("mainWindow")
         self.setWindowTitle("Chat Nodes")
         self.resize(1320, 840)
@@ -120,8 +124,6 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.banner_area)
         self.mdi = QMdiArea(central)
         self.mdi.setObjectName("mdiArea")
-        self.mdi.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
-        self.mdi.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self.mdi.setTabsClosable(True)
         self.mdi.setTabsMovable(True)
         self.mdi.setDocumentMode(True)
@@ -138,9 +140,29 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._build_toolbar()
         self._build_status_bar()
+        if context is not None:
+            self.attach(context)
+
+    @property
+    def context(self) -> AppContext:
+        """The application context (settings, keys, runtime, HTTP client).
+
+        Raises:
+            RuntimeError: The window is only a shell so far (see :meth:`attach`).
+        """
+        if self._context is None:
+            raise RuntimeError("the main window has no application context yet")
+        return self._context
+
+    def attach(self, context: AppContext) -> None:
+        """Wire the shell to ``context``: error hooks, settings problems. Call once, on the qasync loop."""
+        if self._context is not None:
+            raise RuntimeError("the main window is already attached")
+        self._context = context
         self._install_exception_hooks()
         if context.settings_error:
             self.show_banner(context.settings_error, kind="warning", object_name="settingsErrorBanner")
+        self._update_title()
 
     # ------------------------------------------------------------------------------------------
     # Construction
@@ -151,7 +173,9 @@ class MainWindow(QMainWindow):
         if name:
             action.setObjectName(name)
         if shortcut is not None:
-            action.setShortcut(QKeySequence(shortcut))
+            # setShortcuts([...]), not setShortcut(): the latter's overloads create Qt's enum namespace
+            # (~25 ms) and the shell is built before the first paint.
+            action.setShortcuts([QKeySequence(shortcut)])
         if tip:
             action.setToolTip(tip)
             action.setStatusTip(tip)
@@ -217,7 +241,8 @@ class MainWindow(QMainWindow):
         bar.setObjectName("mainToolBar")
         bar.setMovable(False)
         bar.setFloatable(False)
-        bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        # The actions have no icons, so the buttons show their text. (Avoid touching the ``Qt``
+        # namespace here: its enums cost ~25 ms to create and the shell is built before first paint.)
         self.act_new_node.setIconText("+  New chat")
         bar.addAction(self.act_new_node)
         bar.addSeparator()
@@ -225,14 +250,13 @@ class MainWindow(QMainWindow):
         bar.addAction(self.act_cascade)
         bar.addAction(self.act_tabbed)
         spacer = QWidget(bar)
-        spacer.setSizePolicy(spacer.sizePolicy().horizontalPolicy().Expanding,
-                             spacer.sizePolicy().verticalPolicy().Preferred)
+        spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         bar.addWidget(spacer)
         bar.addAction(self.act_export)
         self.act_export.setIconText("Export")
         bar.addAction(self.act_settings)
         self.act_settings.setIconText("Settings")
-        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
+        self.addToolBar(bar)
         self.toolbar = bar
 
     def _build_status_bar(self) -> None:
@@ -241,7 +265,6 @@ class MainWindow(QMainWindow):
         status.setSizeGripEnabled(True)
         self.project_label = QLabel("", status)
         self.project_label.setObjectName("projectPathLabel")
-        self.project_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         status.addWidget(self.project_label, 1)
         self.provider_label = QLabel("", status)
         self.provider_label.setObjectName("demoModeLabel")
@@ -280,6 +303,9 @@ class MainWindow(QMainWindow):
             self.show_banner(f"Could not open {folder}: {exc.strerror or exc}", kind="error",
                              object_name="projectErrorBanner")
             return
+        from desktop.core.project import ProjectStore
+        from desktop.ui.services import AppServices
+
         if self._store is not None:
             self.save_project()
             self._clear_nodes()
@@ -325,15 +351,20 @@ class MainWindow(QMainWindow):
         self.project_opened.emit(str(folder))
         if fresh:
             self.save_project()
+        self._maybe_check_first_run()
 
     @staticmethod
     def _new_state(index: int = 0) -> NodeState:
         """A new empty node; no provider or model of its own, so it follows the default provider."""
+        from desktop.core.project import new_node_state
+
         title = "Chat" if index == 0 else f"Chat {index + 1}"
         return new_node_state(title)
 
     def current_project(self) -> Project:
         """The open project as it would be saved now (nodes in window order, with geometry)."""
+        from desktop.core.project import Project
+
         states = [self._state_of(node_id) for node_id in self._ordered_ids()]
         extra = dict(self._project_extra)
         extra[_VIEW_MODE_KEY] = "tabbed" if self.is_tabbed() else "windows"
@@ -360,7 +391,7 @@ class MainWindow(QMainWindow):
             self._store.save(self.current_project())
         except Exception as exc:  # disk full, permissions...: tell the user, keep running
             log.exception("saving the project failed")
-            self.show_banner(f"The project could not be saved: {self.context.scrub(str(exc))}", kind="error",
+            self.show_banner(f"The project could not be saved: {self._scrub(str(exc))}", kind="error",
                              object_name="saveErrorBanner")
             return False
         stale = self.banner_area.find("saveErrorBanner")
@@ -404,9 +435,9 @@ class MainWindow(QMainWindow):
         """The node of the active sub-window (or the only node)."""
         sub = self.mdi.activeSubWindow() or self.mdi.currentSubWindow()
         if sub is not None:
-            widget = sub.widget()
-            if isinstance(widget, ChatNodeWidget):
-                return widget
+            node = self._node_in(sub)
+            if node is not None:
+                return node
         nodes = self.nodes()
         return nodes[0] if len(nodes) == 1 else None
 
@@ -420,6 +451,10 @@ class MainWindow(QMainWindow):
             place: Ignore the state's geometry and place the node at the next free cascade slot
                 (always done for a new node).
         """
+        from PySide6.QtCore import Qt
+
+        from desktop.ui.chat_node import ChatNodeWidget
+
         if self._store is None or self._services is None:
             raise RuntimeError("no project is open")
         fresh = state is None
@@ -460,6 +495,8 @@ class MainWindow(QMainWindow):
         return node
 
     def _node_icon(self) -> QIcon:
+        from PySide6.QtCore import Qt
+
         icon = getattr(self, "_cached_node_icon", None)
         if icon is None:
             from desktop.ui.theme import app_icon
@@ -485,6 +522,14 @@ class MainWindow(QMainWindow):
         step = 28 * (index % 8)
         return QRect(12 + step, 12 + step, width, height)
 
+    def _node_in(self, sub: QMdiSubWindow) -> ChatNodeWidget | None:
+        """The node hosted by ``sub`` when it is one of this window's live nodes."""
+        widget = sub.widget()
+        for node in self._nodes.values():
+            if node is widget:
+                return node
+        return None
+
     def close_node(self, node: ChatNodeWidget) -> None:
         """Close ``node`` (a running reply is stopped) and remove it from the project."""
         sub = self._subs.get(node.node_id)
@@ -500,12 +545,10 @@ class MainWindow(QMainWindow):
     def _on_subwindow_close(self, sub: QMdiSubWindow) -> None:
         if self._closing:
             return
-        node = sub.widget()
-        if not isinstance(node, ChatNodeWidget):
+        node = self._node_in(sub)
+        if node is None:
             return
         node_id = node.node_id
-        if self._nodes.get(node_id) is not node:
-            return
         del self._nodes[node_id]
         del self._subs[node_id]
         self._normal_geometry.pop(node_id, None)
@@ -517,8 +560,8 @@ class MainWindow(QMainWindow):
         self.schedule_save()
 
     def _on_subwindow_geometry(self, sub: QMdiSubWindow) -> None:
-        node = sub.widget()
-        if not isinstance(node, ChatNodeWidget) or self._closing or self._switching_view:
+        node = self._node_in(sub)
+        if node is None or self._closing or self._switching_view:
             return
         if self.is_tabbed() or sub.isMaximized() or sub.isMinimized() or not sub.isVisible():
             return
@@ -624,6 +667,8 @@ class MainWindow(QMainWindow):
 
     def session_cost(self) -> ConversationCost:
         """The cost of every node in the window (sum of the nodes' conversation costs)."""
+        from desktop.core.chat.cost import ConversationCost
+
         usd = 0.0
         unpriced = 0
         estimated = True
@@ -635,16 +680,22 @@ class MainWindow(QMainWindow):
         return ConversationCost(usd=usd, estimated=estimated, unpriced=unpriced)
 
     def _update_cost(self) -> None:
+        if not self._nodes:
+            self.cost_label.setText("Session n/a")
+            return
+        from desktop.core.chat.cost import format_cost
+
         self.cost_label.setText(f"Session {format_cost(self.session_cost())}")
 
     def _update_title(self) -> None:
         folder = self.project_dir
         name = folder.name if folder is not None else ""
-        suffix = " (offline demo)" if self.context.demo else ""
+        demo = self._context is not None and self._context.demo
+        suffix = " (offline demo)" if demo else ""
         self.setWindowTitle(f"{name} — Chat Nodes{suffix}" if name else f"Chat Nodes{suffix}")
         self.project_label.setText(_display_path(folder) if folder is not None else "")
         self.project_label.setToolTip(f"Project folder (the tools' sandbox): {folder}" if folder else "")
-        self.provider_label.setText("Offline demo" if self.context.demo else "")
+        self.provider_label.setText("Offline demo" if demo else "")
 
     # ------------------------------------------------------------------------------------------
     # Banners and errors
@@ -661,15 +712,22 @@ class MainWindow(QMainWindow):
         The text shown and logged is scrubbed of every known key.
         """
         detail = "".join(traceback.format_exception(exc_type, exc, tb))
-        log.error("unhandled exception:\n%s", self.context.scrub(detail))
-        summary = self.context.scrub(f"{exc_type.__name__}: {exc}".strip())
+        log.error("unhandled exception:\n%s", self._scrub(detail))
+        summary = self._scrub(f"{exc_type.__name__}: {exc}".strip())
         if len(summary) > 300:
             summary = summary[:299] + "…"
         self.last_error = summary
         self.show_banner(f"Something went wrong: {summary}. The app keeps running; details are in the log.",
                          kind="error", object_name="errorBanner")
 
+    def _scrub(self, text: str) -> str:
+        from desktop.app import scrub_key_shapes
+
+        return self._context.scrub(text) if self._context is not None else scrub_key_shapes(text)
+
     def _install_exception_hooks(self) -> None:
+        import asyncio
+
         previous = sys.excepthook
         self._prev_excepthook = previous
 
@@ -709,6 +767,8 @@ class MainWindow(QMainWindow):
 
     def _hold(self, coro: Any) -> asyncio.Task[Any]:
         """Run ``coro`` as a task the window keeps a reference to."""
+        import asyncio
+
         task: asyncio.Task[Any] = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -722,7 +782,11 @@ class MainWindow(QMainWindow):
         if self._tile_on_show:
             self._tile_on_show = False
             self._tile_if_windows()
-        if not getattr(self, "_first_run_checked", False):
+        self._maybe_check_first_run()
+
+    def _maybe_check_first_run(self) -> None:
+        if self._context is not None and self._store is not None and self.isVisible() \
+                and not getattr(self, "_first_run_checked", False):
             self._first_run_checked = True
             self.check_first_run()
 
@@ -821,6 +885,8 @@ class MainWindow(QMainWindow):
 
     def open_settings(self) -> Any:
         """Open the settings dialog (window-modal sheet, the event loop keeps running); returns it."""
+        from PySide6.QtCore import Qt
+
         from desktop.ui.settings_dialog import SettingsDialog
 
         existing = getattr(self, "settings_dialog", None)
@@ -868,6 +934,8 @@ class MainWindow(QMainWindow):
 
     def show_about(self) -> None:
         """A non-modal About box."""
+        from PySide6.QtCore import Qt
+
         from desktop import __version__
 
         box = QMessageBox(self)

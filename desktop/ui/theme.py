@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPalette
 from PySide6.QtWidgets import QApplication, QStyleFactory
 
@@ -212,19 +211,33 @@ QToolTip {{ background: {c.tooltip_bg}; color: {c.tooltip_text}; border: none; p
 """
 
 
-def system_scheme() -> Scheme:
-    """The system colour scheme (``QStyleHints.colorScheme()``); light when unknown."""
+def system_scheme(*, exact: bool = True) -> Scheme:
+    """The system colour scheme; light when unknown.
+
+    Args:
+        exact: Ask ``QStyleHints.colorScheme()`` (creating Qt's enum namespace costs ~25 ms, so the
+            first theme before the first paint passes False). False, or an unknown scheme, falls back
+            to the lightness of the platform palette, which follows the system scheme on current
+            platforms.
+    """
     app = QGuiApplication.instance()
     if app is None:
         return "light"
-    try:
-        scheme = QGuiApplication.styleHints().colorScheme()
-    except AttributeError:  # Qt < 6.5
-        return "light"
-    return "dark" if scheme == Qt.ColorScheme.Dark else "light"
+    if exact:
+        try:
+            name = QGuiApplication.styleHints().colorScheme().name
+        except AttributeError:  # Qt < 6.5
+            name = "Unknown"
+        if name in ("Dark", "Light"):
+            return "dark" if name == "Dark" else "light"
+    if _current_applied:
+        return _current  # the app palette is ours now: it says nothing about the system
+    window = QGuiApplication.palette().color(QPalette.ColorRole.Window)
+    return "dark" if window.lightness() < 128 else "light"
 
 
 _current: Scheme = "light"
+_current_applied = False
 
 
 def current_scheme() -> Scheme:
@@ -238,7 +251,7 @@ def apply_theme(app: QApplication, scheme: Scheme | None = None) -> Scheme:
     Returns:
         The scheme applied.
     """
-    global _current
+    global _current, _current_applied
     chosen: Scheme = scheme if scheme is not None else system_scheme()
     fusion = QStyleFactory.create("Fusion")
     if fusion is not None and app.style().name().lower() != "fusion":
@@ -246,6 +259,7 @@ def apply_theme(app: QApplication, scheme: Scheme | None = None) -> Scheme:
     app.setPalette(build_palette(chosen))
     app.setStyleSheet(style_sheet(chosen))
     _current = chosen
+    _current_applied = True
     log.debug("theme applied: %s", chosen)
     return chosen
 
