@@ -860,6 +860,8 @@ class MainWindow(QMainWindow):
         self._after_provider_change(switch_to_demo=True)
 
     def _after_provider_change(self, *, switch_to_demo: bool = False) -> None:
+        if self._store is not None:
+            self._store.history_cap_bytes = self.context.effective_settings().history_cap_bytes
         if self.context.has_usable_provider():
             banner = self.banner_area.find("welcomeBanner")
             if banner is not None:

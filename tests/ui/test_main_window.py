@@ -251,3 +251,20 @@ def test_quit_action_closes_cleanly(qtbot: Any, open_window: Any, dirs: Any) -> 
     assert window.context.demo_server is None
     data = json.loads((project / "project.json").read_text(encoding="utf-8"))
     assert len(data["nodes"]) == 2
+
+
+def test_welcome_banner_goes_away_once_a_key_is_saved(qtbot: Any, open_window: Any, dirs: Any,
+                                                      memory_keyring: Any) -> None:
+    project, config = dirs
+    window = open_window(project, config)
+    assert window.banner_area.find("welcomeBanner") is not None
+    dialog = window.open_settings()
+    assert dialog.isVisible()  # open(): a window-modal sheet, the loop (and this test) keep running
+    dialog.select_provider("openai")
+    dialog.set_key("sk-from-the-welcome-flow-0001")
+    dialog.history_cap_spin.setValue(64)
+    dialog.accept()
+    assert memory_keyring.passwords[("chatnodes", "openai")] == "sk-from-the-welcome-flow-0001"
+    assert window.banner_area.find("welcomeBanner") is None
+    assert window.store is not None and window.store.history_cap_bytes == 64 * 1024
+    assert files_containing(config, "sk-from-the-welcome-flow-0001") == []
