@@ -434,7 +434,8 @@ def main(argv: Sequence[str] | None = None, *, started_at: float | None = None) 
     async def run() -> int:
         closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         window.closed.connect(lambda: closed.done() or closed.set_result(None))
-        app.aboutToQuit.connect(window.save_project)  # session end: at least the project is saved
+        # A session that ends without closing the window (logout): at least the project is saved.
+        app.aboutToQuit.connect(lambda: None if window.is_shut_down() else window.save_project())
         if system_scheme() != current_scheme():  # the exact answer, now that the window is up
             apply_theme(app)
         follow_system_scheme(app)

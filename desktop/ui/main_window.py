@@ -956,6 +956,10 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------------------------------
     # Shutdown
 
+    def is_shut_down(self) -> bool:
+        """True once the window's shutdown finished (see ``closed``)."""
+        return self._shutdown_done
+
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt API)
         if self._shutdown_done:
             event.accept()
