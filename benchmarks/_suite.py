@@ -160,7 +160,8 @@ def write_report(path: Path, generated: str) -> None:
     if BEGIN_MARK in old and END_MARK in old:
         head, _, rest = old.partition(BEGIN_MARK)
         _, _, tail = rest.partition(END_MARK)
-        text = head + block + tail.lstrip("\n")
+        tail = tail.lstrip("\n")
+        text = head + block + ("\n" + tail if tail else "")
     else:
         text = block
     path.parent.mkdir(parents=True, exist_ok=True)
