@@ -431,6 +431,12 @@ def main(argv: Sequence[str] | None = None, *, started_at: float | None = None) 
 
     import qasync
 
+    from desktop.ui.gc_guard import GuiThreadCollector
+
+    # Tools read files in worker threads and --demo serves on a thread: collect garbage on the GUI
+    # thread only, so no Qt object is ever finalised from another thread.
+    collector = GuiThreadCollector(app)
+
     async def run() -> int:
         closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         window.closed.connect(lambda: closed.done() or closed.set_result(None))
@@ -454,8 +460,11 @@ def main(argv: Sequence[str] | None = None, *, started_at: float | None = None) 
     def loop_factory() -> asyncio.AbstractEventLoop:
         return qasync.QEventLoop(app)
 
-    with asyncio.Runner(loop_factory=loop_factory) as runner:
-        code = runner.run(run())
+    try:
+        with asyncio.Runner(loop_factory=loop_factory) as runner:
+            code = runner.run(run())
+    finally:
+        collector.stop()
     return code
 
 
