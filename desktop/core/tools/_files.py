@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import codecs
-import contextlib
 import logging
 import os
 import stat
-import tempfile
 from pathlib import Path
 
+from desktop.core._atomic import atomic_write_bytes
 from desktop.core.tools._paths import ProjectRoot, ToolError
 
 log = logging.getLogger(__name__)
@@ -234,19 +233,6 @@ def search_files(root: ProjectRoot, query: str, path: str = ".", max_results: in
     return "\n".join(lines)
 
 
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def write_file(root: ProjectRoot, path: str, content: str) -> str:
     """Write ``content`` (UTF-8) atomically: temp file in the same folder, fsync, ``os.replace``."""
     if not isinstance(content, str):
@@ -267,23 +253,7 @@ def write_file(root: ProjectRoot, path: str, content: str) -> str:
         raise ToolError(f"path escapes the project folder: {path!r}")
     data = content.encode("utf-8")
     try:
-        mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o644
-    except OSError:
-        mode = 0o644
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent)
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        if isinstance(exc, OSError):
-            raise ToolError(f"cannot write {shown}: {exc.strerror or exc}") from None
-        raise
-    _fsync_dir(parent)
+        atomic_write_bytes(target, data)  # keeps an existing file's permissions
+    except OSError as exc:
+        raise ToolError(f"cannot write {shown}: {exc.strerror or exc}") from None
     return f"wrote {len(data)} bytes to {shown}"
