@@ -16,7 +16,15 @@ from typing import Any
 
 import httpx
 
-from desktop.core.chat.types import ChatError, ChatEvent, ChatMessage, ChatToolDef, ProviderConfig
+from desktop.core.chat.types import (
+    ChatError,
+    ChatEvent,
+    ChatMessage,
+    ChatToolDef,
+    Delta,
+    ProviderConfig,
+    Thinking,
+)
 
 from ._http import (
     CONNECT_TIMEOUT,
@@ -35,10 +43,48 @@ from ._sse import SSEDecoder, SSEError, SSEEvent
 
 log = logging.getLogger(__name__)
 
-__all__ = ["StreamParser", "StreamingDriver"]
+__all__ = ["StreamParser", "StreamingDriver", "coalesce"]
 
 # Mid-stream error kinds worth another attempt when nothing reached the caller yet.
 _RETRYABLE_KINDS = frozenset({"overloaded", "server", "rate_limit", "network"})
+
+
+def coalesce(events: list[ChatEvent]) -> list[ChatEvent]:
+    """Merge runs of adjacent ``Delta`` events, and of adjacent plain ``Thinking`` text events, into one.
+
+    The events of one network read are handed out together, so a fast stream (hundreds of tiny
+    deltas per read) reaches the loop, the runtime and the UI as one event per read instead of one
+    per token: every consumer pays its per-event cost once. The text and the order of everything else
+    are unchanged; a ``Thinking`` event carrying a signature or redacted data is never merged.
+    """
+    merged: list[ChatEvent] = []
+    texts: list[str] = []
+    run_kind: type[Delta] | type[Thinking] = Delta
+    for event in events:
+        kind: type[Delta] | type[Thinking]
+        if isinstance(event, Delta):
+            kind = Delta
+        elif isinstance(event, Thinking) and event.signature is None and event.redacted_data is None:
+            kind = Thinking
+        else:
+            if texts:
+                merged.append(_joined(run_kind, texts))
+                texts = []
+            merged.append(event)
+            continue
+        if texts and kind is not run_kind:
+            merged.append(_joined(run_kind, texts))
+            texts = []
+        run_kind = kind
+        texts.append(event.text)
+    if texts:
+        merged.append(_joined(run_kind, texts))
+    return merged
+
+
+def _joined(kind: type[Delta] | type[Thinking], texts: list[str]) -> ChatEvent:
+    text = texts[0] if len(texts) == 1 else "".join(texts)
+    return Delta(text) if kind is Delta else Thinking(text)
 
 
 class StreamParser:
@@ -196,7 +242,7 @@ class StreamingDriver:
                             except ChatError as reported:
                                 failure = reported
                             if out:
-                                for event in out:
+                                for event in coalesce(out) if len(out) > 1 else out:
                                     yield event
                                 out.clear()
                             if failure is not None:

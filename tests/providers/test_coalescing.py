@@ -1,0 +1,56 @@
+"""The drivers hand out the events of one network read together, with adjacent text deltas merged."""
+
+from __future__ import annotations
+
+import asyncio
+
+from provider_support import MockServer, Reply, openai_config
+
+from desktop.core.chat.types import (
+    ChatMessage,
+    Delta,
+    Notice,
+    Thinking,
+    ToolCall,
+    ToolCallRequested,
+    Usage,
+    UsageReport,
+)
+from desktop.core.providers import driver_for
+from desktop.core.providers._base import coalesce
+
+
+def test_adjacent_deltas_and_plain_thinking_merge_in_order() -> None:
+    usage = UsageReport(Usage(1, 2))
+    call = ToolCallRequested(ToolCall("c1", "read_file", "{}"))
+    events = [
+        Thinking("a"), Thinking("b"), Thinking("", signature="sig"), Thinking("c"),
+        Delta("x"), Delta("y"), usage, Delta("z"), call, Notice("n"), Thinking("", redacted_data="r"),
+        Thinking("d"), Delta("w"),
+    ]
+    assert coalesce(events) == [
+        Thinking("ab"), Thinking("", signature="sig"), Thinking("c"), Delta("xy"), usage, Delta("z"), call,
+        Notice("n"), Thinking("", redacted_data="r"), Thinking("d"), Delta("w"),
+    ]
+    assert coalesce([]) == []
+    assert coalesce([Delta("only")]) == [Delta("only")]
+
+
+def test_a_burst_in_one_read_reaches_the_caller_as_one_delta_per_read() -> None:
+    chunks = [
+        b'data: {"choices":[{"index":0,"delta":{"content":"%d "},"finish_reason":null}]}\n\n' % i
+        for i in range(50)
+    ]
+    end = b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+    server = MockServer(Reply(pieces=[b"".join(chunks[:30]), b"".join(chunks[30:]) + end]))
+
+    async def scenario() -> list[object]:
+        async with server.client() as client:
+            driver = driver_for(openai_config(), client)
+            return [e async for e in driver.stream(model="m", messages=[ChatMessage("u", "user", "x", 0)],
+                                                    tools=[])]
+
+    events = asyncio.run(scenario())
+    deltas = [e for e in events if isinstance(e, Delta)]
+    assert "".join(d.text for d in deltas) == "".join(f"{i} " for i in range(50))
+    assert len(deltas) == 2
