@@ -5,8 +5,10 @@ Each side sends one streaming request and consumes every event of the answer on 
 loop: ours through ``driver.stream()`` (SSE decoding, JSON, chat events), the SDKs by iterating the
 chunks of ``chat.completions.create(stream=True)`` / the events of ``messages.create(stream=True)``.
 The OpenAI SDK is asked for ``stream_options.include_usage`` like our driver, so both sides receive
-the very same bytes. Each client is created and closed per run (connection set-up is included on
-both sides).
+the very same bytes, and each side must deliver all of the text (checked). Our driver merges the
+adjacent text deltas of one network read into one ``Delta`` (``desktop.core.providers._base.coalesce``),
+so it yields fewer, longer events than the SDKs; the bytes decoded and the JSON parsed are the same.
+Each client is created and closed per run (connection set-up is included on both sides).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ log = logging.getLogger(__name__)
 __all__ = ["run", "ours_ms", "openai_sdk_ms", "anthropic_sdk_ms"]
 
 MODEL = "fake-fast"
+TOKEN = "tok "  # the text of each delta of ``FakeProvider.fast_turn``
 _MESSAGES = [ChatMessage("u1", "user", "Say many words.", 0)]
 
 
@@ -36,13 +39,13 @@ async def _ours(fake: FakeProvider, api: str, turn: Turn) -> tuple[float, int]:
     config = ProviderConfig(id="bench", name="Bench", api=api, base_url=base, api_key="x")  # type: ignore[arg-type]
     fake.script(turn)
     start = time.perf_counter()
-    deltas = 0
+    chars = 0
     async with httpx.AsyncClient() as client:
         driver = driver_for(config, client)
         async for event in driver.stream(model=MODEL, messages=_MESSAGES, tools=[]):
             if type(event) is Delta:
-                deltas += 1
-    return (time.perf_counter() - start) * 1000.0, deltas
+                chars += len(event.text)
+    return (time.perf_counter() - start) * 1000.0, chars
 
 
 async def _openai_sdk(fake: FakeProvider, turn: Turn) -> tuple[float, int]:
@@ -50,7 +53,7 @@ async def _openai_sdk(fake: FakeProvider, turn: Turn) -> tuple[float, int]:
 
     fake.script(turn)
     start = time.perf_counter()
-    deltas = 0
+    chars = 0
     async with openai.AsyncOpenAI(base_url=fake.openai_base_url, api_key="x", max_retries=0) as client:
         stream: Any = await client.chat.completions.create(
             model=MODEL,
@@ -60,8 +63,8 @@ async def _openai_sdk(fake: FakeProvider, turn: Turn) -> tuple[float, int]:
         )
         async for chunk in stream:
             if chunk.choices and chunk.choices[0].delta.content:
-                deltas += 1
-    return (time.perf_counter() - start) * 1000.0, deltas
+                chars += len(chunk.choices[0].delta.content)
+    return (time.perf_counter() - start) * 1000.0, chars
 
 
 async def _anthropic_sdk(fake: FakeProvider, turn: Turn) -> tuple[float, int]:
@@ -69,7 +72,7 @@ async def _anthropic_sdk(fake: FakeProvider, turn: Turn) -> tuple[float, int]:
 
     fake.script(turn)
     start = time.perf_counter()
-    deltas = 0
+    chars = 0
     sdk = anthropic.AsyncAnthropic(base_url=fake.anthropic_base_url, api_key="x", max_retries=0)
     async with sdk as client:
         stream: Any = await client.messages.create(
@@ -79,15 +82,15 @@ async def _anthropic_sdk(fake: FakeProvider, turn: Turn) -> tuple[float, int]:
             stream=True,
         )
         async for event in stream:
-            if event.type == "content_block_delta":
-                deltas += 1
-    return (time.perf_counter() - start) * 1000.0, deltas
+            if event.type == "content_block_delta" and event.delta.type == "text_delta":
+                chars += len(event.delta.text)
+    return (time.perf_counter() - start) * 1000.0, chars
 
 
 def _checked(result: tuple[float, int], n: int, who: str) -> float:
-    ms, deltas = result
-    if deltas != n:
-        raise RuntimeError(f"{who} saw {deltas} text deltas, expected {n}")
+    ms, chars = result
+    if chars != len(TOKEN) * n:
+        raise RuntimeError(f"{who} received {chars} characters of text, expected {len(TOKEN) * n}")
     return ms
 
 

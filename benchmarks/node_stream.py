@@ -87,12 +87,12 @@ def driver_only_ms(bench: BenchServices, turn: Turn, n: int) -> float:
     async def go() -> float:
         bench.fake.script(turn)
         start = time.perf_counter()
-        deltas = 0
+        text: list[str] = []
         async for event in driver.stream(model=MODEL, messages=messages, tools=[]):
             if type(event) is Delta:
-                deltas += 1
-        if deltas != n:
-            raise RuntimeError(f"the driver saw {deltas} deltas, expected {n}")
+                text.append(event.text)
+        if "".join(text).count("tok") != n:
+            raise RuntimeError(f"the driver delivered {''.join(text).count('tok')} of {n} deltas")
         return (time.perf_counter() - start) * 1000.0
 
     return run_on_loop(go())
