@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchmarks._data import make_messages
-from benchmarks._harness import Budget, Row, Settings, paired
+from benchmarks._harness import Budget, Row, Settings, paired, timed
 from benchmarks.cold_start import REPO, TIMEOUT_S, child_env
 from desktop.core.chat.conversation import Conversation
 from desktop.core.project import NodeState, Project, ProjectStore
@@ -167,6 +167,7 @@ def run(settings: Settings) -> list[Row]:
             return res["rss_mb"]
 
         paired(lambda: sample("full", full), lambda: sample("empty", empty), settings.runs, warmup=0)
+        store_ms = [timed(lambda: ProjectStore(full).load()) for _ in range(settings.runs)]
     full_runs, empty_runs = results["full"], results["empty"]
     note = (f"project.json {size / 1e6:.1f} MB; the app builds the newest messages of each node eagerly "
             f"and older ones on scroll.")
@@ -174,6 +175,8 @@ def run(settings: Settings) -> list[Row]:
         Row("open.project_load", f"open a project of {k} nodes × {m} messages (load + build + first paint)",
             "ms", [r["load_ms"] for r in full_runs], "new empty project", [r["load_ms"] for r in empty_runs],
             None, note),
+        Row("open.project_store", f"of which ProjectStore.load ({k} × {m} messages, in-process)", "ms",
+            store_ms),
         Row("open.project_rss", f"RSS with {k} nodes × {m} messages open", "MB",
             [r["rss_mb"] for r in full_runs], "new empty project", [r["rss_mb"] for r in empty_runs],
             Budget.at_most(400, "MB")),

@@ -100,7 +100,7 @@ def test_ui_and_process_benchmarks_in_a_child(tmp_path: Path) -> None:
     assert payload["errors"] == []
     keys = [r["key"] for r in payload["rows"]]
     assert keys == ["node.stream", "stall.p99", "stall.max", "open.node", "open.project_load",
-                    "open.project_rss", "start.cold"]
+                    "open.project_store", "open.project_rss", "start.cold"]
     for row in payload["rows"]:
         assert row["ours"] and all(v > 0 for v in row["ours"])
     assert "| # | figure |" in proc.stdout
