@@ -98,7 +98,7 @@ class MainWindow(QMainWindow):
         self._context: AppContext | None = None
         self.setObjectName("mainWindow")
         self.setWindowTitle("Chat Nodes")
-        self.resize(1320, 840)
+        self._fit_to_screen(1320, 840)
         self._store: ProjectStore | None = None
         self._services: AppServices | None = None
         self._project_extra: dict[str, Any] = {}
@@ -153,6 +153,15 @@ class MainWindow(QMainWindow):
         if self._context is None:
             raise RuntimeError("the main window has no application context yet")
         return self._context
+
+    def _fit_to_screen(self, width: int, height: int) -> None:
+        """Start at ``width`` x ``height``, shrunk to 92 % of the screen's free area on small screens."""
+        screen = self.screen()
+        if screen is not None:
+            free = screen.availableGeometry()
+            width = min(width, int(free.width() * 0.92))
+            height = min(height, int(free.height() * 0.92))
+        self.resize(max(width, 640), max(height, 480))
 
     def attach(self, context: AppContext) -> None:
         """Wire the shell to ``context``: error hooks, settings problems. Call once, on the qasync loop."""
