@@ -17,7 +17,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, QRect, QSize, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence, QPixmap, QShowEvent
+from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence, QPixmap, QShowEvent, QTextCursor
 from PySide6.QtWidgets import (
     QFileDialog,
     QLabel,
@@ -45,6 +45,9 @@ if TYPE_CHECKING:
     from desktop.ui.services import AppServices
 
 log = logging.getLogger(__name__)
+
+#: What a new demo project offers to send first (the demo provider answers it with its tour).
+DEMO_FIRST_PROMPT = "Hi! Show me what a chat node can do."
 
 __all__ = ["MainWindow", "AUTOSAVE_DELAY_MS", "LOCAL_SERVERS"]
 
@@ -341,12 +344,24 @@ class MainWindow(QMainWindow):
         if problem is not None:
             self.show_banner(str(problem), kind="warning", object_name="projectCorruptBanner")
         states = list(project.nodes)
+        new_demo = self.context.demo and (fresh or not states)
         if fresh or not states:
-            count = 2 if self.context.demo else 1
-            states = [self._new_state(i) for i in range(count)]
+            if new_demo:
+                states = [self._new_state(0, title="Tour of Chat Nodes"),
+                          self._new_state(1, title="Scratchpad")]
+            else:
+                states = [self._new_state(0)]
             self._tile_on_show = True
         for state in states:
             self.add_node(state, activate=False, place=fresh)
+        if new_demo:
+            # A first-time visitor should not face two blank panes: the tour's first prompt is ready
+            # in the input, one Enter away.
+            tour = self._nodes.get(states[0].id)
+            if tour is not None:
+                tour.chat_input.setPlainText(DEMO_FIRST_PROMPT)
+                tour.chat_input.moveCursor(QTextCursor.MoveOperation.End)
+                tour.chat_input.setFocus()
         if self._project_extra.get(_VIEW_MODE_KEY) == "tabbed":
             self.act_tabbed.setChecked(True)
         subs = self.mdi.subWindowList()
@@ -363,11 +378,12 @@ class MainWindow(QMainWindow):
         self._maybe_check_first_run()
 
     @staticmethod
-    def _new_state(index: int = 0) -> NodeState:
+    def _new_state(index: int = 0, *, title: str | None = None) -> NodeState:
         """A new empty node; no provider or model of its own, so it follows the default provider."""
         from desktop.core.project import new_node_state
 
-        title = "Chat" if index == 0 else f"Chat {index + 1}"
+        if title is None:
+            title = "Chat" if index == 0 else f"Chat {index + 1}"
         return new_node_state(title)
 
     def current_project(self) -> Project:

@@ -30,12 +30,14 @@ from PySide6.QtCore import QRect
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QApplication, QPushButton, QWidget
 
+from desktop.ui.main_window import DEMO_FIRST_PROMPT
+
 log = logging.getLogger(__name__)
 
 __all__ = ["render_screenshots", "main"]
 
 WINDOW_SIZE = (1440, 900)
-FIRST_PROMPT = "Hi! Show me what a chat node can do."
+FIRST_PROMPT = DEMO_FIRST_PROMPT
 SECOND_PROMPT = "Give me the tour, and save a note for me."
 
 

@@ -6,9 +6,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QPlainTextEdit
 from test_app_support import close_window, fake_provider_entry, write_settings
 
 from desktop.testing import FakeProvider, Turn
+from desktop.ui.main_window import DEMO_FIRST_PROMPT
 
 pytest_plugins = ["test_app_support"]  # fixtures: fake, make_context, open_window
 
@@ -63,6 +66,18 @@ def test_new_project_in_demo_mode_has_two_nodes(qtbot: Any, open_window: Any, tm
     assert window.windowTitle().endswith("(offline demo)")
     window.new_project(tmp_path / "another")
     assert len(window.nodes()) == 2
+
+
+def test_demo_tour_is_one_enter_away(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
+    window = open_window(tmp_path / "demo", tmp_path / "c", demo=True)
+    tour, scratch = window.nodes()
+    assert (tour.title, scratch.title) == ("Tour of Chat Nodes", "Scratchpad")
+    box = tour.findChild(QPlainTextEdit, "chatInput")
+    assert box.toPlainText() == DEMO_FIRST_PROMPT
+    assert scratch.findChild(QPlainTextEdit, "chatInput").toPlainText() == ""
+    qtbot.keyClick(box, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: "Welcome to Chat Nodes" in tour.export_markdown(), timeout=15_000)
+    assert box.toPlainText() == ""
 
 
 def test_corrupt_file_with_a_good_backup_is_recovered(qtbot: Any, open_window: Any, fake: FakeProvider,
