@@ -2,8 +2,9 @@
 
 The node owns its ``Conversation``. Sending appends the user message and runs
 ``services.runtime.send`` in a task the node keeps; the runtime's events arrive through the
-bridge, are applied to the conversation with ``apply_event`` at once, and rendered by the
-transcript at most once per frame. Slash commands run locally.
+bridge (``RuntimeBridge.subscribe``: only this node's events), are applied to the conversation
+with ``apply_event`` at once, and rendered by the transcript at most once per frame.
+Slash commands run locally.
 """
 
 from __future__ import annotations
@@ -170,7 +171,7 @@ class ChatNodeWidget(QWidget):
         self._reload_providers()
         self.transcript.set_conversation(self._conv)
         self._update_chips()
-        services.bridge.event_received.connect(self._on_event)
+        services.bridge.subscribe(self.node_id, self._on_node_event)
         self._bridge_connected = True
         self._request_models()
 
@@ -378,10 +379,7 @@ class ChatNodeWidget(QWidget):
             if task is not None and not task.done():
                 task.cancel()
         if self._bridge_connected:
-            try:
-                self._services.bridge.event_received.disconnect(self._on_event)
-            except (RuntimeError, TypeError):
-                pass
+            self._services.bridge.unsubscribe(self.node_id, self._on_node_event)
             self._bridge_connected = False
         self.transcript.flush()
 
@@ -468,8 +466,9 @@ class ChatNodeWidget(QWidget):
     # ------------------------------------------------------------------------------------------
     # Events
 
-    def _on_event(self, node_id: str, event: ChatEvent) -> None:
-        if node_id != self.node_id or self._closed:
+    def _on_node_event(self, event: ChatEvent) -> None:
+        """One of this node's runtime events (subscribed with ``RuntimeBridge.subscribe``)."""
+        if self._closed:
             return
         apply_event(self._conv, event)
         if isinstance(event, UsageReport):

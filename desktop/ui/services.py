@@ -26,7 +26,8 @@ class AppServices:
 
     Attributes:
         runtime: The chat runtime (send / stop / approve / is_busy).
-        bridge: Delivers runtime events as ``event_received(node_id, event)``.
+        bridge: Delivers runtime events: ``event_received(node_id, event)`` for all nodes, and
+            ``subscribe(node_id, callback)`` for one node's events only (what nodes use).
         settings: Returns the current settings (they change when the user saves the dialog).
         list_models: ``async (provider_id) -> [model ids]``; raises ``ChatError`` on failure.
         archive: Appends trimmed messages to the node's history archive ``(node_id, messages)``;

@@ -69,3 +69,13 @@ def test_deltas_render_once_per_frame(qtbot: Any, make_env: Any) -> None:
     assert view.toPlainText().strip() == "".join(parts).strip()
     assert node.conversation.messages[-1].content == "".join(parts)
     print(f"400 deltas applied in {elapsed * 1000:.1f} ms")
+
+
+def test_node_subscribes_to_its_own_events_and_unsubscribes_on_shutdown(qtbot: Any, make_env: Any) -> None:
+    env: NodeEnv = make_env()
+    node = env.node
+    assert env.bridge.subscriber_count(node.node_id) == 1
+    node.shutdown()
+    assert env.bridge.subscriber_count(node.node_id) == 0
+    env.bridge.broadcast(node.node_id, Delta("after shutdown", message_id="late"))
+    assert node.conversation.messages == []
