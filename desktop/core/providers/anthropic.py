@@ -27,6 +27,7 @@ from desktop.core.chat.types import (
 
 from ._base import StreamingDriver, StreamParser
 from ._http import error_from_payload
+from ._replay import answered_history
 from ._sse import SSEEvent
 from .openai import INCOMPLETE_STREAM, TRUNCATED_NOTICE
 
@@ -95,7 +96,7 @@ def anthropic_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
     gathered in one user turn, in the order of the calls, before any text.
     """
     turns: list[dict[str, Any]] = []
-    for m in messages:
+    for m in answered_history(messages):
         if m.role == "user":
             role = "user"
             blocks = [{"type": "text", "text": m.content}] if m.content.strip() else []

@@ -30,6 +30,7 @@ from desktop.core.chat.types import (
 
 from ._base import StreamingDriver, StreamParser
 from ._http import error_from_payload
+from ._replay import answered_history
 from ._sse import SSEEvent
 
 log = logging.getLogger(__name__)
@@ -123,7 +124,7 @@ def openai_messages(
     system_text = _system_text(system, messages)
     if system_text:
         out.append({"role": "system", "content": system_text})
-    for m in messages:
+    for m in answered_history(messages):
         if m.role == "user":
             out.append({"role": "user", "content": m.content})
         elif m.role == "assistant":
