@@ -168,6 +168,17 @@ def test_length_drops_an_unfinished_tool_call() -> None:
     assert out.notices == ["response truncated: max_tokens"]
 
 
+def test_length_drops_a_call_cut_off_before_its_arguments() -> None:
+    # "" would default to "{}" and parse: a write_file with no arguments must still never run.
+    out = stream(sse(
+        chunk({"tool_calls": [{"index": 0, "id": "c1", "type": "function",
+                               "function": {"name": "write_file", "arguments": ""}}]}),
+        chunk({}, "length"),
+    ))
+    assert out.calls == []
+    assert out.notices == ["response truncated: max_tokens"]
+
+
 def test_invalid_tool_json_is_not_yielded_and_is_reported() -> None:
     bad = {"index": 0, "id": "c1", "function": {"name": "f", "arguments": "{x"}}
     out = stream(sse(chunk({"tool_calls": [bad]}), chunk({}, "tool_calls")))

@@ -350,8 +350,14 @@ class OpenAIStreamParser(StreamParser):
             elif pending.strip():
                 self._emit_text(pending)
         dropped: list[str] = []
+        truncated = self.finish_reason == "length"
         for n, acc in enumerate(self._calls):
-            args = "".join(acc.parts).strip() or "{}"
+            raw = "".join(acc.parts).strip()
+            if truncated and not raw:
+                # Cut off before any argument arrived: "{}" would parse, but the call is unfinished.
+                dropped.append(acc.name or "?")
+                continue
+            args = raw or "{}"
             try:
                 parsed = json.loads(args)
             except ValueError:
