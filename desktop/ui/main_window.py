@@ -319,7 +319,13 @@ class MainWindow(QMainWindow):
         from desktop.ui.services import AppServices
 
         if self._store is not None:
-            self.save_project()
+            if not self.save_project():
+                # Switching would close the nodes and lose what the failed save could not write.
+                self.show_banner(f"Stayed in {self.project_dir}: it could not be saved, so switching would "
+                                 "lose its latest messages. Free some space or fix the folder's permissions, "
+                                 "then try again (File → Export keeps a copy meanwhile).", kind="error",
+                                 object_name="projectSwitchBanner")
+                return
             self._clear_nodes()
         settings = self.context.effective_settings()
         store = ProjectStore(folder, history_cap_bytes=settings.history_cap_bytes)

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QPlainTextEdit
 from test_app_support import close_window, fake_provider_entry, write_settings
@@ -78,6 +79,28 @@ def test_demo_tour_is_one_enter_away(qtbot: Any, open_window: Any, tmp_path: Pat
     qtbot.keyClick(box, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: "Welcome to Chat Nodes" in tour.export_markdown(), timeout=15_000)
     assert box.toPlainText() == ""
+
+
+def test_switching_is_refused_when_the_current_project_cannot_be_saved(
+        qtbot: Any, open_window: Any, fake: FakeProvider, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    one, two, config = tmp_path / "one", tmp_path / "two", tmp_path / "c"
+    write_settings(config, fake_provider_entry(fake), default="fake")
+    window = open_window(one, config)
+    fake.script(Turn(text="unsaved answer"))
+    _send(qtbot, window.nodes()[0], "unsaved question")
+
+    def disk_full(project: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(window.store, "save", disk_full)
+    window.open_project(two)
+    assert window.project_dir == one.resolve()
+    kept = [m.content for m in window.nodes()[0].conversation.messages]
+    assert kept == ["unsaved question", "unsaved answer"]
+    banner = window.banner_area.find("projectSwitchBanner")
+    assert banner is not None and "could not be saved" in banner.text()
+    assert not (two / "project.json").exists()
 
 
 def test_corrupt_file_with_a_good_backup_is_recovered(qtbot: Any, open_window: Any, fake: FakeProvider,
