@@ -422,3 +422,39 @@ def test_runtime_rejects_a_bad_iteration_limit() -> None:
         create_chat_runtime(
             ChatRuntimeDeps(resolve_provider=lambda r: None, broadcast=lambda n, e: None, max_iterations=0)
         )
+
+
+def _threaded_write(path: Any, started: Any) -> ChatToolDef:
+    """A gated tool that does its work in a thread, like write_file: a stop cannot interrupt it."""
+
+    def write() -> str:
+        started.set()
+        time.sleep(0.2)
+        path.write_text("written")
+        return "wrote 7 bytes"
+
+    async def run(args: dict[str, Any]) -> str:
+        return await asyncio.to_thread(write)
+
+    return ChatToolDef("write", "write a file", {"type": "object"}, True, run)
+
+
+@sync
+async def test_stop_during_a_threaded_write_records_what_really_happened(tmp_path: Any) -> None:
+    import threading
+
+    target, started = tmp_path / "out.txt", threading.Event()
+    h = Harness([[call("c1", "write"), call("c2", "write")]], tools=[_threaded_write(target, started)])
+    task = h.start()
+    await until(lambda: bool(h.of(ToolCallRequested)))
+    h.runtime.approve("n1", "c1", "approve")
+    for _ in range(200):
+        if started.is_set():
+            break
+        await asyncio.sleep(0.01)
+    h.runtime.stop("n1")
+    result = await task
+    assert result.stop_reason == "stopped" and target.read_text() == "written"
+    finished = [(f.call.id, f.call.status, f.call.result) for f in h.of(ToolCallFinished)]
+    assert finished == [("c1", "done", "wrote 7 bytes"), ("c2", "skipped", "skipped: stopped by user")]
+    assert_invariant(h, result)

@@ -61,6 +61,9 @@ ITERATION_LIMIT_NOTE = "stopped: tool loop iteration limit reached"
 DENIED_RESULT = "denied by user"
 SKIPPED_AFTER_DENIAL = "skipped: an earlier tool call was denied"
 SKIPPED_AFTER_STOP = "skipped: stopped by user"
+#: How long a stop waits for a running tool that changes things (it may be past the point of no
+#: return in a thread) so its real outcome is recorded instead of "skipped".
+TOOL_STOP_GRACE_S = 2.0
 
 ApprovalDecision: TypeAlias = Literal["approve", "deny"]
 
@@ -250,18 +253,34 @@ class _ToolRunner:
                 return False
         else:
             self.announce(call, "running")
+        task = asyncio.ensure_future(tool.run(args))
         try:
-            result = await tool.run(args)
+            await asyncio.shield(task)
         except asyncio.CancelledError:
+            # Stopped while the tool runs. Work in a thread (a file write) cannot be interrupted, so
+            # "skipped" could be a lie: give a tool that changes things a moment to finish and
+            # record what it did. Read-only tools are simply abandoned.
+            if tool.needs_approval:
+                await asyncio.wait({task}, timeout=TOOL_STOP_GRACE_S)
+            if task.done() and not task.cancelled():
+                self._finish_from(call, task)
+            else:
+                task.cancel()
             raise
-        except Exception as err:  # a raising tool is an error result for the model, not a crash
-            log.info("tool %s failed: %s", call.name, err, exc_info=True)
-            self.finish(call, "error", f"tool error: {err or type(err).__name__}")
-            return True
-        if not isinstance(result, str):
-            result = str(result)
-        self.finish(call, "done", result)
+        except Exception:
+            pass  # read from the task below
+        self._finish_from(call, task)
         return True
+
+    def _finish_from(self, call: ToolCall, task: asyncio.Future[str]) -> None:
+        """Finish ``call`` with the outcome of its (done) tool task."""
+        err = task.exception()
+        if err is not None:  # a raising tool is an error result for the model, not a crash
+            log.info("tool %s failed: %s", call.name, err, exc_info=err)
+            self.finish(call, "error", f"tool error: {err or type(err).__name__}")
+            return
+        result = task.result()
+        self.finish(call, "done", result if isinstance(result, str) else str(result))
 
 
 async def run_chat_loop(
