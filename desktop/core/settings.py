@@ -318,8 +318,11 @@ def _provider_from_dict(raw: object, where: str, problems: list[str]) -> Provide
     if not _is_int(max_tokens) or max_tokens < 1:
         problems.append(f"{where}.max_tokens: must be a positive integer")
     budget = raw.get("thinking_budget")
-    if budget is not None and (not _is_int(budget) or budget < 1):
-        problems.append(f"{where}.thinking_budget: must be null or a positive integer")
+    if budget is not None and (not _is_int(budget) or budget < 1024):
+        # Anthropic rejects every request with a budget under 1024 or not below max_tokens.
+        problems.append(f"{where}.thinking_budget: must be null or an integer of at least 1024")
+    elif budget is not None and _is_int(max_tokens) and budget >= max_tokens:
+        problems.append(f"{where}.thinking_budget: must be below max_tokens ({max_tokens})")
     if len(problems) > start:
         return None
     return ProviderSettings(
