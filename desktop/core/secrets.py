@@ -116,6 +116,9 @@ class SecretStore:
         self.service = service
         self._session: dict[str, str] = {}
         self._backend: keyring.backend.KeyringBackend | None = None
+        # The real OS keyring found at start, kept after a run-time failure so that an explicit
+        # save or delete tries it again (a locked or briefly unreachable keyring is not gone).
+        self._os_backend: keyring.backend.KeyringBackend | None = None
         self.unavailable_reason: str | None = None
         try:
             chosen = backend if backend is not None else keyring.get_keyring()
@@ -126,7 +129,7 @@ class SecretStore:
         if selected is None:
             self._mark_unavailable(reason or "no OS keyring found")
         else:
-            self._backend = selected
+            self._backend = self._os_backend = selected
             log.debug("keys are stored in the OS keyring (%s)", _backend_label(selected))
 
     # ------------------------------------------------------------------------------------------
@@ -187,7 +190,7 @@ class SecretStore:
         key = key.strip()
         if not key:
             raise ValueError("the API key is empty")
-        backend = self._backend
+        backend = self._backend or self._os_backend  # after a failure, an explicit save retries
         if session_only or backend is None:
             self._session[provider_id] = key
             return "session"
@@ -203,12 +206,15 @@ class SecretStore:
             self._session[provider_id] = key
             return "session"
         self._session.pop(provider_id, None)
+        if self._backend is None:
+            log.info("the OS keyring works again (%s)", _backend_label(backend))
+            self._backend, self.unavailable_reason = backend, None
         return "keyring"
 
     def delete(self, provider_id: str) -> bool:
         """Forget the key of ``provider_id`` (session and keyring); True when one was removed."""
         removed = self._session.pop(provider_id, None) is not None
-        backend = self._backend
+        backend = self._backend or self._os_backend  # a forgotten key must not come back at restart
         if backend is None:
             return removed
         try:

@@ -195,3 +195,42 @@ def test_no_keyring_error_at_run_time_reads_well() -> None:
         "no OS keyring found (keyring.errors.NoKeyringError): keys are kept for this session only"
     )
     assert store.set("openai", SECRET) == "session" and store.get("openai") == SECRET
+
+
+class FlakyKeyring(keyring.backend.KeyringBackend):
+    """A real in-memory keyring that fails its first read (a keyring locked for a moment)."""
+
+    priority = 1  # type: ignore[assignment]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.passwords: dict[tuple[str, str], str] = {}
+        self.failures = 1
+
+    def get_password(self, service: str, username: str) -> str | None:
+        if self.failures:
+            self.failures -= 1
+            raise keyring.errors.KeyringLocked("collection is locked")
+        return self.passwords.get((service, username))
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        self.passwords[(service, username)] = password
+
+    def delete_password(self, service: str, username: str) -> None:
+        if self.passwords.pop((service, username), None) is None:
+            raise keyring.errors.PasswordDeleteError("missing")
+
+
+def test_after_a_transient_failure_saving_and_forgetting_still_reach_the_keyring() -> None:
+    backend = FlakyKeyring()
+    backend.passwords[("chatnodes", "anthropic")] = "sk-ant-old-key-0000"
+    store = SecretStore(backend=backend)
+    assert store.get("openai") is None and store.available is False  # the one failed read
+    # Forgetting a key must remove it from the OS keyring, or it comes back at the next start.
+    store.delete("anthropic")
+    assert ("chatnodes", "anthropic") not in backend.passwords
+    # An explicit save tries the keyring again, and a success makes it the store again.
+    assert store.set("openai", SECRET) == "keyring"
+    assert backend.passwords[("chatnodes", "openai")] == SECRET
+    assert store.available is True and store.unavailable_reason is None
+    assert store.lookup("openai") == (SECRET, "keyring")
