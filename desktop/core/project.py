@@ -24,7 +24,6 @@ import json
 import logging
 import os
 import re
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,13 +32,13 @@ from typing import Any, cast
 from ._atomic import atomic_write_bytes, fsync_dir, move_aside
 from .chat.conversation import (
     Conversation,
+    conversation_to_json,
     create_conversation,
     deserialize_conversation,
     message_from_dict,
     message_to_dict,
     new_id,
     now_ms,
-    serialize_conversation,
     split_for_cap,
 )
 from .chat.types import ChatMessage
@@ -365,7 +364,7 @@ def _node_to_json(node: NodeState) -> str:
     if node.kind != "chat":
         data_text = _JSON.encode(node.data_extra)
     else:
-        conv_text = serialize_conversation(node.conversation, max_bytes=sys.maxsize)
+        conv_text = conversation_to_json(node.conversation)  # save() applied the cap already
         data: dict[str, Any] = {
             "model": node.model,
             "provider": node.provider,

@@ -9,6 +9,7 @@ from .conversation import (
     append_thinking,
     apply_event,
     cap_conversation_messages,
+    conversation_to_json,
     create_conversation,
     deserialize_conversation,
     detect_slash_command,
@@ -88,6 +89,7 @@ __all__ = [
     "message_to_dict",
     "new_id",
     "serialize_conversation",
+    "conversation_to_json",
     "set_usage",
     "split_for_cap",
     # cost

@@ -58,6 +58,7 @@ __all__ = [
     "message_to_dict",
     "message_from_dict",
     "serialize_conversation",
+    "conversation_to_json",
     "deserialize_conversation",
     "split_for_cap",
     "cap_conversation_messages",
@@ -708,12 +709,22 @@ def serialize_conversation(conv: Conversation, max_bytes: int = DEFAULT_MAX_BYTE
     ``None`` fields omitted, unknown message fields written back verbatim.
     """
     kept, _ = _split(conv.messages, max_bytes)
+    return _encode_conversation(conv, kept)
+
+
+def conversation_to_json(conv: Conversation) -> str:
+    """The v2 JSON text of ``conv`` with every message, for callers that applied the cap already
+    (the project store trims and archives first, so measuring again would only cost time)."""
+    return _encode_conversation(conv, conv.messages)
+
+
+def _encode_conversation(conv: Conversation, messages: Sequence[ChatMessage]) -> str:
     return _JSON.encode(
         {
             "v": FORMAT_VERSION,
             "id": conv.id,
             "createdAt": conv.created_at,
-            "messages": [message_to_dict(m) for m in kept],
+            "messages": [message_to_dict(m) for m in messages],
         }
     )
 
