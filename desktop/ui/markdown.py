@@ -20,7 +20,15 @@ from dataclasses import dataclass
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MarkdownTheme", "render_markdown", "render_plain", "document_css", "safe_link"]
+__all__ = [
+    "MarkdownTheme",
+    "MarkdownBlock",
+    "render_markdown",
+    "render_markdown_blocks",
+    "render_plain",
+    "document_css",
+    "safe_link",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,8 +160,38 @@ class _Inline:
         return self._hold(html.escape(m.group("esc_ch")))
 
 
+# Anything that can start inline syntax (or is a placeholder): text without it renders as escaped text.
+_INLINE_CHARS = ("`", "*", "_", "~", "[", "]", "\\", _PH_OPEN, _PH_CLOSE)
+
+
+def _is_plain_inline(text: str) -> bool:
+    """True when ``text`` holds no inline syntax at all (a few substring scans: fast on long text)."""
+    if any(c in text for c in _INLINE_CHARS):
+        return False
+    if ":" not in text:
+        return True
+    low = text.lower()
+    return "http://" not in low and "https://" not in low and "mailto:" not in low
+
+
 def _inline(text: str) -> str:
+    if _is_plain_inline(text):
+        return html.escape(text, quote=False)  # what the full pass yields for such text, much faster
     return _Inline().render(text)
+
+
+@dataclass(frozen=True, slots=True)
+class MarkdownBlock:
+    """One top-level block of rendered Markdown.
+
+    Attributes:
+        html: The block's Qt rich-text HTML (``render_markdown`` is the concatenation of all blocks).
+        plain: For a paragraph without any inline markup: its text as shown (soft and hard line
+            breaks as ``\n``), so a view may show it as plain text; None for every other block.
+    """
+
+    html: str
+    plain: str | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -237,7 +275,13 @@ class _Renderer:
         parts.append("</table>")
         return "".join(parts)
 
-    def blocks(self, lines: list[str]) -> str:  # noqa: C901 - one linear scanner reads best
+    def blocks(self, lines: list[str]) -> str:
+        return "".join(self.block_list(lines))
+
+    def block_list(  # noqa: C901 - one linear scanner reads best
+        self, lines: list[str], plain: dict[int, str] | None = None
+    ) -> list[str]:
+        """The HTML of each top-level block; ``plain[i]`` gets the text of plain paragraph ``i``."""
         out: list[str] = []
         para: list[str] = []
         i = 0
@@ -246,7 +290,11 @@ class _Renderer:
         def flush_para() -> None:
             if para:
                 text = "\n".join(p.strip() for p in para)
-                rendered = _inline(text)
+                if plain is not None and _is_plain_inline(text):
+                    plain[len(out)] = text
+                    rendered = html.escape(text, quote=False)
+                else:
+                    rendered = _inline(text)
                 # Two trailing spaces or a backslash make a hard break; keep soft breaks as breaks
                 # too: chat output uses single newlines deliberately far more often than not.
                 rendered = rendered.replace("\n", "<br/>")
@@ -356,7 +404,7 @@ class _Renderer:
             para.append(line)
             i += 1
         flush_para()
-        return "".join(out)
+        return out
 
     def list_block(self, lines: list[str], i: int, out: list[str]) -> int:
         """Render the list starting at ``lines[i]``; return the index after it."""
@@ -439,5 +487,16 @@ def render_markdown(text: str, theme: MarkdownTheme | None = None) -> str:
         An HTML fragment. It contains no ``<img>``, no ``url(...)`` and no active content, and
         every character of ``text`` outside recognised syntax is escaped.
     """
+    return "".join(b.html for b in render_markdown_blocks(text, theme))
+
+
+def render_markdown_blocks(text: str, theme: MarkdownTheme | None = None) -> list[MarkdownBlock]:
+    """``render_markdown`` split into its top-level blocks (paragraphs, lists, code blocks...).
+
+    A view can show a long paragraph without inline markup as plain text (``MarkdownBlock.plain``)
+    and the rest as rich text: the result reads the same as the whole HTML.
+    """
     lines = text.replace("\r\n", "\n").replace("\r", "\n").replace("\t", "    ").split("\n")
-    return _Renderer(theme or MarkdownTheme()).blocks(lines)
+    plain: dict[int, str] = {}
+    pieces = _Renderer(theme or MarkdownTheme()).block_list(lines, plain)
+    return [MarkdownBlock(piece, plain.get(i)) for i, piece in enumerate(pieces)]

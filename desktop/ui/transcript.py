@@ -25,7 +25,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import QByteArray, QPoint, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QByteArray, QEvent, QPoint, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QContextMenuEvent,
     QDesktopServices,
@@ -35,6 +35,7 @@ from PySide6.QtGui import (
     QWheelEvent,
 )
 from PySide6.QtWidgets import (
+    QApplication,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -61,13 +62,23 @@ from desktop.core.chat.types import (
     UsageReport,
 )
 from desktop.ui.cards import ErrorRow, ThinkingBlock, ToolCard
-from desktop.ui.markdown import MarkdownTheme, document_css, render_markdown, safe_link
+from desktop.ui.frames import frame_scheduler
+from desktop.ui.markdown import (
+    MarkdownBlock,
+    MarkdownTheme,
+    document_css,
+    render_markdown,
+    render_markdown_blocks,
+    safe_link,
+)
+from desktop.ui.textflow import TextFlowView
 
 log = logging.getLogger(__name__)
 
 __all__ = [
     "Transcript",
     "MarkdownView",
+    "MessageBody",
     "MessageView",
     "UserMessageView",
     "AssistantMessageView",
@@ -80,9 +91,12 @@ __all__ = [
 
 EAGER_MESSAGES = 40
 BATCH_MESSAGES = 40
-FRAME_MS = 16
 LIVE_MARKDOWN_LIMIT = 6000
 LIVE_MARKDOWN_INTERVAL = 0.25
+PLAIN_SEGMENT_CHARS = 2000
+"""A paragraph without inline markup at least this long is shown by a ``TextFlowView``."""
+BLOCK_GAP = 12
+"""Space between two stacked body segments: Qt's collapsed margin between two paragraphs."""
 
 
 def format_tokens(n: int) -> str:
@@ -136,6 +150,8 @@ class MarkdownView(QTextBrowser):
         self.document().documentLayout().documentSizeChanged.connect(self._fit)
         self.copy_message: Callable[[], None] | None = None
         self._css = ""
+        self._html: str | None = None
+        self._top_gap = 0
         self.setFixedHeight(self._height_for(0.0))
 
     # Rendering loads nothing: no images, no style sheets, no remote or local files.
@@ -149,24 +165,40 @@ class MarkdownView(QTextBrowser):
 
     def set_markdown(self, text: str, theme: MarkdownTheme) -> None:
         """Render ``text`` as Markdown (replacing what is shown)."""
+        self.set_html(render_markdown(text, theme), theme)
+
+    def set_html(self, html: str, theme: MarkdownTheme) -> None:
+        """Show rendered Markdown ``html`` (nothing is done when the same is already shown)."""
         css = document_css(theme)
+        if css == self._css and html == self._html:
+            return
         if css != self._css:
             self.document().setDefaultStyleSheet(css)
             self._css = css
-        self.setHtml(render_markdown(text, theme))
+        self._html = html
+        self.setHtml(html)
+
+    def set_top_gap(self, pixels: int) -> None:
+        """Empty space above the text (separates it from the block before it)."""
+        if pixels != self._top_gap:
+            self._top_gap = pixels
+            self.setViewportMargins(0, pixels, 0, 0)
+            self._fit()
 
     def append_plain(self, text: str) -> None:
-        """Append plain text at the end without re-rendering anything."""
+        """Append plain text at the end (re-lays out the last paragraph: O(its length))."""
         cursor = QTextCursor(self.document())
         cursor.movePosition(QTextCursor.MoveOperation.End)
         cursor.insertText(text)
+        self._html = None
 
     def set_plain(self, text: str) -> None:
         """Show plain text."""
         self.setPlainText(text)
+        self._html = None
 
     def _height_for(self, doc_height: float) -> int:
-        return int(doc_height + 0.999) + 2 * self.frameWidth() + 2
+        return int(doc_height + 0.999) + 2 * self.frameWidth() + 2 + getattr(self, "_top_gap", 0)
 
     def _fit(self, size: object = None) -> None:
         h = self._height_for(self.document().size().height())
@@ -186,6 +218,99 @@ class MarkdownView(QTextBrowser):
             action.triggered.connect(self.copy_message)
         menu.exec(event.globalPos())
         menu.deleteLater()
+
+
+Segment = tuple[str, str, int]
+"""What one body segment shows: ``("html", html, top_gap)`` or ``("plain", text, top_gap)``."""
+
+
+def body_segments(blocks: list[MarkdownBlock]) -> list[Segment]:
+    """Group rendered blocks into body segments.
+
+    Consecutive blocks share one rich-text segment, except paragraphs of at least
+    ``PLAIN_SEGMENT_CHARS`` characters without inline markup: those get a plain segment, whose
+    layout does not have to be redone as one huge paragraph (and is reused from the live view).
+    """
+    out: list[Segment] = []
+    html: list[str] = []
+
+    def flush() -> None:
+        if html:
+            out.append(("html", "".join(html), BLOCK_GAP if out else 0))
+            html.clear()
+
+    for block in blocks:
+        if block.plain is not None and len(block.plain) >= PLAIN_SEGMENT_CHARS:
+            flush()
+            out.append(("plain", block.plain, BLOCK_GAP if out else 0))
+        else:
+            html.append(block.html)
+    flush()
+    return out
+
+
+class MessageBody(QWidget):
+    """The body of an assistant message: rich-text and plain-text segments, stacked (``messageBody``).
+
+    Usually one ``MarkdownView``. A long paragraph without markup, and the line being streamed,
+    are shown by a ``TextFlowView`` whose appends cost O(new text) instead of O(paragraph).
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("messageBodyStack")
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self._lay = QVBoxLayout(self)
+        self._lay.setContentsMargins(0, 0, 0, 0)
+        self._lay.setSpacing(0)
+        self.segments: list[MarkdownView | TextFlowView] = []
+        self.copy_message: Callable[[], None] | None = None
+        self._accessible = ""
+
+    def setAccessibleName(self, name: str) -> None:  # noqa: N802 - Qt naming
+        """Name the body and each of its segments (screen readers)."""
+        super().setAccessibleName(name)
+        self._accessible = name
+        for seg in self.segments:
+            seg.setAccessibleName(name)
+
+    def show_segments(self, specs: list[Segment], theme: MarkdownTheme) -> None:
+        """Show ``specs``, reusing the segment widgets already there (same position and kind)."""
+        for i, (kind, payload, gap) in enumerate(specs):
+            seg = self.segments[i] if i < len(self.segments) else None
+            want = MarkdownView if kind == "html" else TextFlowView
+            if type(seg) is not want:
+                new = want(self)
+                new.copy_message = self.copy_message
+                new.setAccessibleName(self._accessible)
+                if seg is None:
+                    self.segments.append(new)
+                    self._lay.addWidget(new)
+                else:
+                    self._lay.replaceWidget(seg, new)
+                    seg.hide()
+                    seg.deleteLater()
+                    self.segments[i] = new
+                seg = new
+            if isinstance(seg, MarkdownView):
+                seg.set_html(payload, theme)
+            else:
+                seg.set_color(theme.text)
+                seg.set_text(payload)
+            seg.set_top_gap(gap)
+        for seg in self.segments[len(specs) :]:
+            self._lay.removeWidget(seg)
+            seg.hide()
+            seg.deleteLater()
+        del self.segments[len(specs) :]
+
+    def clear(self) -> None:
+        """Show nothing."""
+        self.show_segments([], MarkdownTheme())
+
+    def toPlainText(self) -> str:  # noqa: N802 - Qt naming
+        """The text of the segments, one segment per line."""
+        return "\n".join(seg.toPlainText() for seg in self.segments)
 
 
 class MessageView(QFrame):
@@ -335,6 +460,8 @@ class AssistantMessageView(MessageView):
         self._shown = ""
         self._rendered_final = False
         self._last_md = 0.0
+        self._md_cut = -1  # while live: content[:cut] is shown as Markdown, content[cut + 1:] as plain text
+        self._prefix: list[Segment] = []
         self._meta_key: object = None
         self.thinking: ThinkingBlock | None = None
         self.cards: dict[str, ToolCard] = {}
@@ -342,7 +469,7 @@ class AssistantMessageView(MessageView):
         lay.setContentsMargins(4, 2, 4, 2)
         lay.setSpacing(4)
         self._lay = lay
-        self.body = MarkdownView(self)
+        self.body = MessageBody(self)
         self.body.copy_message = self.copy_message
         self.body.setAccessibleName("Assistant")
         self.body.setVisible(False)
@@ -400,34 +527,46 @@ class AssistantMessageView(MessageView):
         self._source = content
         if not content:
             if self.body.isVisible() or self._shown:
-                self.body.set_plain("")
+                self.body.clear()
                 self.body.setVisible(False)
                 self._shown = ""
+                self._md_cut = -1
+                self._prefix = []
             return
         if not self.body.isVisible():
             self.body.setVisible(True)
         if not live:
             if not self._rendered_final or self._shown != content:
-                self.body.set_markdown(content, theme)
+                self.body.show_segments(body_segments(render_markdown_blocks(content, theme)), theme)
                 self._shown = content
                 self._rendered_final = True
+                self._md_cut = -1
+                self._prefix = []
             return
         self._rendered_final = False
+        # Live: the complete lines as Markdown (re-rendered at most every LIVE_MARKDOWN_INTERVAL, and
+        # only while they fit in LIVE_MARKDOWN_LIMIT), the rest as plain text in a TextFlowView.
+        if not content.startswith(self._shown):  # replaced rather than extended (rare): start over
+            self._md_cut = -1
+            self._prefix = []
+        cut = self._md_cut
         now = time.monotonic()
-        if len(content) <= LIVE_MARKDOWN_LIMIT and now - self._last_md >= LIVE_MARKDOWN_INTERVAL:
-            self.body.set_markdown(content, theme)
-            self._last_md = now
-        elif self._shown and content.startswith(self._shown):
-            if len(content) > len(self._shown):
-                self.body.append_plain(content[len(self._shown) :])
-        else:
-            self.body.set_plain(content)
+        if now - self._last_md >= LIVE_MARKDOWN_INTERVAL:
+            new_cut = content.rfind("\n", 0, LIVE_MARKDOWN_LIMIT + 1)
+            if new_cut > cut:
+                cut = new_cut
+                self._prefix = body_segments(render_markdown_blocks(content[:cut], theme))
+                self._last_md = now
+        self._md_cut = cut
+        gap = BLOCK_GAP if self._prefix and content[:cut].endswith("\n") else 0
+        self.body.show_segments([*self._prefix, ("plain", content[cut + 1 :], gap)], theme)
         self._shown = content
 
     def restyle(self) -> None:
         """Re-render the body with the transcript's current theme."""
         if self._source and self._rendered_final:
-            self.body.set_markdown(self._source, self._t.theme)
+            theme = self._t.theme
+            self.body.show_segments(body_segments(render_markdown_blocks(self._source, theme)), theme)
 
     def upsert_call(self, call: ToolCall) -> ToolCard:
         """Create or update the card of ``call``."""
@@ -537,10 +676,10 @@ class Transcript(QScrollArea):
         self._vbox.addStretch(1)
         self.setWidget(self._content)
 
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(FRAME_MS)
-        self._timer.timeout.connect(self.flush)
+        self._frames = frame_scheduler()
+        key = self._frame_key = id(self)
+        frames = self._frames
+        self.destroyed.connect(lambda *_a: frames.cancel(key))
         bar = self.verticalScrollBar()
         bar.rangeChanged.connect(self._on_range_changed)
         bar.valueChanged.connect(self._on_value_changed)
@@ -549,7 +688,7 @@ class Transcript(QScrollArea):
 
     def set_conversation(self, conv: Conversation) -> None:
         """Show ``conv`` from scratch: the newest ``EAGER_MESSAGES`` widgets, older ones on demand."""
-        self._timer.stop()
+        self._frames.cancel(self._frame_key)
         self._clear_views()
         self._conv = conv
         self._dirty.clear()
@@ -610,17 +749,15 @@ class Transcript(QScrollArea):
                 self._dirty.add(event.message_id)
             self.flush()
             return
-        if not self._timer.isActive():
-            self._timer.start()
+        self._frames.request(self._frame_key, self.flush)
 
     def schedule(self) -> None:
         """Render pending changes (e.g. a locally appended message) on the next frame."""
-        if not self._timer.isActive():
-            self._timer.start()
+        self._frames.request(self._frame_key, self.flush)
 
     def flush(self) -> None:
         """Bring the widgets up to date with the conversation now."""
-        self._timer.stop()
+        self._frames.cancel(self._frame_key)
         conv = self._conv
         if conv is None:
             return
@@ -663,6 +800,10 @@ class Transcript(QScrollArea):
                 if msg is not None:
                     owner.sync(msg, live=owner.message_id in self._live)
             self._dirty_calls.clear()
+        # Resolve the size changes now (they cascade up through nested layouts, one posted event per
+        # level otherwise), so the scroll position follows and the frame is painted once, not 2-3 times.
+        for _ in range(4):
+            QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
         self.rendered.emit()
 
     def views(self) -> list[MessageView]:

@@ -1,0 +1,443 @@
+"""``TextFlowView``: word-wrapped plain text whose append cost does not depend on its length.
+
+``QTextDocument`` (and so ``QTextBrowser``, ``QPlainTextEdit`` and ``QLabel``) lays out a whole
+paragraph again on every change to it: appending to a streamed 80 KB paragraph costs ~12 ms per
+append. This view keeps the text in *chunks* of laid-out lines instead. Only the tail chunk (the
+last few lines) is laid out again when text is appended; as soon as the tail holds more than
+``FREEZE_LINES`` lines, all of them but the last are frozen (their ``QTextLayout`` is kept and
+painted as is) and the tail restarts at the last line. Greedy line breaking only looks forward, so
+the frozen lines are exactly those a single layout of the whole text would produce.
+
+The view paints only the lines inside the exposed rectangle, supports mouse and keyboard
+selection (Ctrl+C, Ctrl+A, a context menu with "Copy message"), and answers ``toPlainText()`` /
+``text()`` with exactly the text it was given. Line breaks (``\\n``) are shown as line breaks.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtGui import (
+    QColor,
+    QContextMenuEvent,
+    QFocusEvent,
+    QGuiApplication,
+    QKeyEvent,
+    QKeySequence,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPalette,
+    QResizeEvent,
+    QTextCharFormat,
+    QTextLayout,
+    QTextOption,
+)
+from PySide6.QtWidgets import QMenu, QSizePolicy, QWidget
+
+log = logging.getLogger(__name__)
+
+__all__ = ["TextFlowView", "FREEZE_LINES", "PIECE_CHARS"]
+
+FREEZE_LINES = 24
+"""The tail is re-laid out on every append; past this many lines its first lines are frozen."""
+PIECE_CHARS = 4096
+"""Longest text laid out in one go (a long text is laid out piece by piece, same result)."""
+_LINE_SEPARATOR = "\u2028"  # what QTextLayout breaks a line at; same length as "\n"
+
+
+@dataclass(slots=True)
+class _Chunk:
+    layout: QTextLayout
+    start: int  # index in the text of the layout's first character
+    lines: int  # how many of the layout's lines belong to this chunk (the rest belong to later ones)
+    top: float  # y of the chunk's first line in the view (without the margin)
+    height: float
+    astral: list[int]  # UTF-16 offsets of the layout's non-BMP characters (QTextLayout counts in UTF-16)
+    chars: int = 0  # how many characters (Python indices) the chunk's lines cover
+
+    def to_py(self, u16: int) -> int:
+        """A UTF-16 offset in the layout as a Python index relative to ``start``."""
+        return u16 - bisect.bisect_left(self.astral, u16) if self.astral else u16
+
+    def to_u16(self, py: int) -> int:
+        """A Python index relative to ``start`` as a UTF-16 offset in the layout."""
+        if not self.astral:
+            return py
+        # astral[k] - k is the Python index of the k-th non-BMP character.
+        lo, hi = 0, len(self.astral)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.astral[mid] - mid < py:
+                lo = mid + 1
+            else:
+                hi = mid
+        return py + lo
+
+
+class TextFlowView(QWidget):
+    """Read-only, selectable, word-wrapped plain text; appending is O(appended text).
+
+    The view's height follows its text (fixed height, expanding width), like the transcript's
+    Markdown views.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("textFlow")
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+        self.setCursor(Qt.CursorShape.IBeamCursor)
+        self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent, False)
+        self.copy_message: Callable[[], None] | None = None
+        self._text = ""
+        self._chunks: list[_Chunk] = []  # frozen chunks, then the tail chunk (always last when text)
+        self._tops: list[float] = []  # chunk tops, for bisect
+        self._width = -1.0
+        self._margin = 1.0
+        self._top_gap = 0
+        self._color: QColor | None = None
+        self._anchor = -1  # selection anchor and position (text indices); -1: no selection
+        self._pos = -1
+        self._option = QTextOption()
+        self._option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        self.setFixedHeight(self._height_for(0.0))
+
+    # -- public API
+
+    def toPlainText(self) -> str:  # noqa: N802 - Qt naming, read by tests and accessibility
+        """The text shown, exactly as given."""
+        return self._text
+
+    def text(self) -> str:
+        """Same as ``toPlainText()``."""
+        return self._text
+
+    def set_text(self, text: str) -> None:
+        """Show ``text``. Only the lines after the longest common prefix with the old text are laid out."""
+        old = self._text
+        if text == old:
+            return
+        self._text = text
+        if self._anchor > len(text) or self._pos > len(text):
+            self._anchor = self._pos = -1
+        if self._width <= 0:
+            self._chunks.clear()
+            self._tops.clear()
+            self.update()
+            return
+        common = len(text) if text.startswith(old) else _common_prefix(old, text)
+        self._relayout_from(common)
+
+    def append(self, text: str) -> None:
+        """Append ``text`` (only the tail lines are laid out again)."""
+        if text:
+            self.set_text(self._text + text)
+
+    def set_color(self, color: QColor | str) -> None:
+        """Paint the text in ``color`` (default: the palette's text colour)."""
+        self._color = QColor(color)
+        self.update()
+
+    def set_top_gap(self, pixels: int) -> None:
+        """Empty space above the text (separates it from the block before it)."""
+        if pixels != self._top_gap:
+            self._top_gap = pixels
+            self._fit()
+            self.update()
+
+    def selected_text(self) -> str:
+        """The selected text ("" when nothing is selected)."""
+        lo, hi = self._selection()
+        return self._text[lo:hi]
+
+    def select_all(self) -> None:
+        """Select the whole text."""
+        self._anchor, self._pos = 0, len(self._text)
+        self.update()
+
+    def line_count(self) -> int:
+        """How many lines the text is wrapped into at the current width."""
+        return sum(c.lines for c in self._chunks)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        """Any width; the height of the text."""
+        return QSize(200, self.height())
+
+    # -- layout
+
+    def _content_height(self) -> float:
+        if not self._chunks:
+            return 0.0
+        last = self._chunks[-1]
+        return last.top + last.height
+
+    def _height_for(self, content: float) -> int:
+        return int(content + 2 * self._margin + 0.999) + self._top_gap
+
+    def _fit(self) -> None:
+        h = self._height_for(self._content_height())
+        if h != self.height():
+            self.setFixedHeight(h)
+
+    def _relayout_from(self, index: int) -> None:
+        """Drop the chunks that end after ``index`` and lay the text out again from there."""
+        chunks = self._chunks
+        # Keep whole frozen chunks that end at or before ``index``; the tail chunk is never kept.
+        keep = 0
+        for i in range(len(chunks) - 1):
+            c = chunks[i]
+            end = c.start + c.chars
+            # A chunk whose last character is the common prefix's last one may still re-wrap if text
+            # changed right after it: keep it only when a character of the next line is unchanged too.
+            if end < index:
+                keep = i + 1
+            else:
+                break
+        del chunks[keep:]
+        del self._tops[keep:]
+        start = chunks[-1].start + chunks[-1].chars if chunks else 0
+        top = chunks[-1].top + chunks[-1].height if chunks else 0.0
+        self._layout_tail(start, top)
+        self._fit()
+        self.update()
+
+    def _layout_tail(self, start: int, top: float) -> None:
+        """Lay out ``text[start:]`` in pieces, freezing full chunks, leaving one tail chunk."""
+        text = self._text
+        width = max(1.0, self._width - 2 * self._margin)
+        font = self.font()
+        while start < len(text):
+            piece_end = min(len(text), start + PIECE_CHARS)
+            last_piece = piece_end >= len(text)
+            piece = text[start:piece_end]
+            astral = _astral_offsets(piece)
+            layout = QTextLayout(piece.replace("\n", _LINE_SEPARATOR), font)
+            layout.setTextOption(self._option)
+            layout.setCacheEnabled(True)
+            layout.beginLayout()
+            y = 0.0
+            count = 0
+            while True:
+                line = layout.createLine()
+                if not line.isValid():
+                    break
+                line.setLeadingIncluded(True)
+                line.setLineWidth(width)
+                line.setPosition(QPointF(0.0, y))
+                y += line.height()
+                count += 1
+            layout.endLayout()
+            if count == 0:
+                return
+            if last_piece and count <= FREEZE_LINES:
+                self._add_chunk(_Chunk(layout, start, count, top, y, astral))
+                return
+            # Freeze all lines but the last (which may still change), continue from its start.
+            keep = max(1, count - 1)  # one line: a piece without a break opportunity, frozen whole
+            chunk = _Chunk(layout, start, keep, top, y if keep == count else layout.lineAt(keep).y(), astral)
+            self._add_chunk(chunk)
+            top += chunk.height
+            start += chunk.chars
+
+    def _add_chunk(self, chunk: _Chunk) -> None:
+        last = chunk.layout.lineAt(chunk.lines - 1)
+        chunk.chars = chunk.to_py(last.textStart() + last.textLength())
+        self._chunks.append(chunk)
+        self._tops.append(chunk.top)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        """Re-wrap the text when the width changes."""
+        super().resizeEvent(event)
+        width = float(event.size().width())
+        if width != self._width:
+            self._width = width
+            self._chunks.clear()
+            self._tops.clear()
+            if self._text:
+                self._layout_tail(0, 0.0)
+            self._fit()
+            self.update()
+
+    def changeEvent(self, event: object) -> None:  # noqa: N802 - Qt override
+        """Re-lay out on font changes."""
+        from PySide6.QtCore import QEvent
+
+        super().changeEvent(event)  # type: ignore[arg-type]
+        if getattr(event, "type", lambda: None)() == QEvent.Type.FontChange and self._width > 0:
+            self._chunks.clear()
+            self._tops.clear()
+            if self._text:
+                self._layout_tail(0, 0.0)
+            self._fit()
+            self.update()
+
+    # -- painting
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
+        """Draw the lines inside the exposed rectangle (and the selection)."""
+        if not self._chunks:
+            return
+        painter = QPainter(self)
+        pal = self.palette()
+        painter.setPen(self._color if self._color is not None else pal.color(QPalette.ColorRole.Text))
+        origin_y = self._margin + self._top_gap
+        rect = QRectF(event.rect())
+        lo_y = rect.top() - origin_y
+        hi_y = rect.bottom() - origin_y
+        first = max(0, bisect.bisect_right(self._tops, lo_y) - 1)
+        sel_lo, sel_hi = self._selection()
+        fmt = None
+        if sel_hi > sel_lo:
+            fmt = QTextCharFormat()
+            fmt.setBackground(pal.color(QPalette.ColorRole.Highlight))
+            fmt.setForeground(pal.color(QPalette.ColorRole.HighlightedText))
+        for chunk in self._chunks[first:]:
+            if chunk.top > hi_y:
+                break
+            pos = QPointF(self._margin, origin_y + chunk.top)
+            clip = QRectF(0.0, pos.y(), float(self.width()), chunk.height)
+            painter.save()
+            painter.setClipRect(clip.intersected(rect))
+            selections = []
+            if fmt is not None:
+                end = chunk.start + chunk.chars
+                a, b = max(sel_lo, chunk.start), min(sel_hi, end)
+                if b > a:
+                    r = QTextLayout.FormatRange()
+                    r.start = chunk.to_u16(a - chunk.start)
+                    r.length = chunk.to_u16(b - chunk.start) - r.start
+                    r.format = fmt
+                    selections.append(r)
+            chunk.layout.draw(painter, pos, selections, clip.intersected(rect))
+            painter.restore()
+        painter.end()
+
+    # -- selection
+
+    def _selection(self) -> tuple[int, int]:
+        if self._anchor < 0 or self._pos < 0:
+            return 0, 0
+        return min(self._anchor, self._pos), max(self._anchor, self._pos)
+
+    def _index_at(self, point: QPointF) -> int:
+        """The text index nearest to ``point`` (view coordinates)."""
+        if not self._chunks:
+            return 0
+        y = point.y() - self._margin - self._top_gap
+        x = point.x() - self._margin
+        if y < 0:
+            return 0
+        i = max(0, bisect.bisect_right(self._tops, y) - 1)
+        chunk = self._chunks[i]
+        local = y - chunk.top
+        layout = chunk.layout
+        line = layout.lineAt(chunk.lines - 1)
+        for n in range(chunk.lines):
+            candidate = layout.lineAt(n)
+            if candidate.y() + candidate.height() > local:
+                line = candidate
+                break
+        else:
+            if i == len(self._chunks) - 1:
+                return len(self._text)
+        return min(len(self._text), chunk.start + chunk.to_py(line.xToCursor(x)))
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt override
+        """Start a selection."""
+        if event.button() == Qt.MouseButton.LeftButton:
+            index = self._index_at(event.position())
+            if event.modifiers() & Qt.KeyboardModifier.ShiftModifier and self._anchor >= 0:
+                self._pos = index
+            else:
+                self._anchor = self._pos = index
+            self.update()
+        super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt override
+        """Extend the selection."""
+        if event.buttons() & Qt.MouseButton.LeftButton and self._anchor >= 0:
+            self._pos = self._index_at(event.position())
+            self.update()
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt override
+        """Put the selection on the X11 selection clipboard."""
+        text = self.selected_text()
+        clipboard = QGuiApplication.clipboard()
+        if text and clipboard is not None and clipboard.supportsSelection():
+            clipboard.setText(text, clipboard.Mode.Selection)
+        super().mouseReleaseEvent(event)
+
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt override
+        """Select the word under the mouse."""
+        index = self._index_at(event.position())
+        text = self._text
+        lo = hi = index
+        while lo > 0 and (text[lo - 1].isalnum() or text[lo - 1] == "_"):
+            lo -= 1
+        while hi < len(text) and (text[hi].isalnum() or text[hi] == "_"):
+            hi += 1
+        self._anchor, self._pos = lo, hi
+        self.update()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
+        """Ctrl+C copies the selection, Ctrl+A selects all."""
+        if event.matches(QKeySequence.StandardKey.Copy):
+            self._copy_selection()
+        elif event.matches(QKeySequence.StandardKey.SelectAll):
+            self.select_all()
+        else:
+            super().keyPressEvent(event)
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:  # noqa: N802 - Qt override
+        """Keep the selection (like a read-only text view), just repaint."""
+        super().focusOutEvent(event)
+        self.update()
+
+    def _copy_selection(self) -> None:
+        text = self.selected_text()
+        clipboard = QGuiApplication.clipboard()
+        if text and clipboard is not None:
+            clipboard.setText(text)
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802 - Qt override
+        """Copy, Select all, and "Copy message (Markdown)" when the owner provides it."""
+        menu = QMenu(self)
+        copy = menu.addAction("Copy")
+        copy.setEnabled(bool(self.selected_text()))
+        copy.triggered.connect(self._copy_selection)
+        menu.addAction("Select All").triggered.connect(self.select_all)
+        if self.copy_message is not None:
+            menu.addSeparator()
+            menu.addAction("Copy message (Markdown)").triggered.connect(self.copy_message)
+        menu.exec(event.globalPos())
+        menu.deleteLater()
+
+
+def _astral_offsets(piece: str) -> list[int]:
+    """UTF-16 offsets of the characters outside the BMP in ``piece`` (empty for most text)."""
+    if piece.isascii() or max(piece) < "\U00010000":
+        return []
+    out: list[int] = []
+    extra = 0
+    for i, ch in enumerate(piece):
+        if ch >= "\U00010000":
+            out.append(i + extra)
+            extra += 1
+    return out
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """Length of the longest common prefix of ``a`` and ``b`` (binary search on slices: C speed)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
