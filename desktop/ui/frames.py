@@ -7,6 +7,15 @@ next tick (once, however often it is requested), and a tick runs pending callbac
 until ``budget_ms`` has been spent; the rest run at the next tick, ``resume_ms`` later, so timers,
 input and socket reads get the event loop in between. The callbacks served last go to the back of
 the queue when they ask again, so no node starves.
+
+Frame pacing: a tick that costs more (together with the paint it causes) than 1/``PACE`` of the
+frame interval pushes the next tick further out, up to ``MAX_FRAME_MS``. Streaming one slow answer
+renders every 16 ms; eight answers arriving at full speed render less often instead of starving the
+event loop (and the streams themselves).
+
+After the callbacks of a tick, ``settle()`` resolves the layout changes they caused (each level of
+nested layouts otherwise posts one more event), so the scroll positions are final and the window
+is painted once per tick rather than two or three times.
 """
 
 from __future__ import annotations
@@ -15,18 +24,23 @@ import logging
 import time
 from collections.abc import Callable, Hashable
 
-from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QTimer
 
 log = logging.getLogger(__name__)
 
-__all__ = ["FrameScheduler", "frame_scheduler", "FRAME_MS", "FRAME_BUDGET_MS"]
+__all__ = ["FrameScheduler", "frame_scheduler", "settle", "FRAME_MS", "FRAME_BUDGET_MS"]
 
 FRAME_MS = 16
 """Delay from the first request to the tick that serves it."""
-FRAME_BUDGET_MS = 8.0
+FRAME_BUDGET_MS = 3.0
 """Work one tick may do before it hands the rest to the next tick."""
-RESUME_MS = 1
+RESUME_MS = FRAME_MS
 """Delay of the follow-up tick when a tick ran out of budget."""
+PACE = 6.0
+"""Frame pacing: ticks start at least ``PACE`` times their own cost apart (rendering plus the paint
+that follows it), so rendering takes at most ~1/6 of the time however fast text arrives."""
+MAX_FRAME_MS = 66
+"""The pacing never spaces ticks further apart than this (15 frames a second)."""
 
 _scheduler: FrameScheduler | None = None
 
@@ -52,12 +66,25 @@ class FrameScheduler(QObject):
         self._timer.timeout.connect(self.tick)
         self.ticks = 0
         self.deferred = 0
+        self.paced_ms = float(interval_ms)
+        self._last_tick = -1e9
+        self._measuring = 0.0
 
     def request(self, key: Hashable, callback: Callable[[], None]) -> None:
         """Run ``callback()`` at the next tick (a pending request for ``key`` is replaced)."""
         self._pending[key] = callback
         if not self._timer.isActive():
-            self._timer.start(self._interval)
+            self._timer.start(self._delay(self._interval))
+
+    def _delay(self, minimum: int) -> int:
+        since = (time.perf_counter() - self._last_tick) * 1000.0
+        return max(minimum, int(self.paced_ms - since))
+
+    def _measured(self) -> None:
+        """Runs right after the paint that followed a tick: update the pacing."""
+        cost = (time.perf_counter() - self._measuring) * 1000.0
+        target = min(float(MAX_FRAME_MS), max(float(self._interval), cost * PACE))
+        self.paced_ms = 0.5 * self.paced_ms + 0.5 * target
 
     def cancel(self, key: Hashable) -> None:
         """Forget the pending request of ``key`` (it rendered by itself, or is going away)."""
@@ -76,6 +103,7 @@ class FrameScheduler(QObject):
         self._timer.stop()
         self.ticks += 1
         start = time.perf_counter()
+        self._last_tick = start
         limit = self.budget_ms / 1000.0
         batch = list(self._pending)  # what asks again while being served waits for the next tick
         for i, key in enumerate(batch):
@@ -90,8 +118,19 @@ class FrameScheduler(QObject):
                 log.exception("frame callback for %r failed", key)
             if i + 1 < len(batch) and time.perf_counter() - start >= limit:
                 self.deferred += sum(1 for k in batch[i + 1 :] if k in self._pending)
-                self._timer.start(self._resume)
-                return
+                self._timer.start(self._delay(self._resume))
+                break
+        settle()
+        # The paint this tick caused runs as soon as control is back in the event loop (posted
+        # events come before timers): a zero timer fires after it and measures the whole frame.
+        self._measuring = start
+        QTimer.singleShot(0, self._measured)
+
+
+def settle() -> None:
+    """Apply pending layout requests now, cascading up nested layouts (a few rounds)."""
+    for _ in range(4):
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
 
 
 def frame_scheduler() -> FrameScheduler:

@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 
 __all__ = ["TextFlowView", "FREEZE_LINES", "PIECE_CHARS"]
 
-FREEZE_LINES = 24
+FREEZE_LINES = 8
 """The tail is re-laid out on every append; past this many lines its first lines are frozen."""
 PIECE_CHARS = 4096
 """Longest text laid out in one go (a long text is laid out piece by piece, same result)."""
@@ -187,24 +187,22 @@ class TextFlowView(QWidget):
     def _relayout_from(self, index: int) -> None:
         """Drop the chunks that end after ``index`` and lay the text out again from there."""
         chunks = self._chunks
-        # Keep whole frozen chunks that end at or before ``index``; the tail chunk is never kept.
-        keep = 0
-        for i in range(len(chunks) - 1):
-            c = chunks[i]
-            end = c.start + c.chars
-            # A chunk whose last character is the common prefix's last one may still re-wrap if text
-            # changed right after it: keep it only when a character of the next line is unchanged too.
-            if end < index:
-                keep = i + 1
-            else:
-                break
+        # Keep the frozen chunks that end before ``index`` (a chunk ending exactly there may re-wrap:
+        # its last break depended on the character after it). The tail chunk is never kept. Scan from
+        # the end: an append keeps all but the tail.
+        keep = len(chunks) - 1
+        while keep > 0 and chunks[keep - 1].start + chunks[keep - 1].chars >= index:
+            keep -= 1
+        keep = max(keep, 0)
         del chunks[keep:]
         del self._tops[keep:]
         start = chunks[-1].start + chunks[-1].chars if chunks else 0
         top = chunks[-1].top + chunks[-1].height if chunks else 0.0
         self._layout_tail(start, top)
         self._fit()
-        self.update()
+        # Repaint only what may have changed: from the first re-laid line down.
+        y = int(top + self._margin + self._top_gap)
+        self.update(0, y, self.width(), max(0, self.height() - y))
 
     def _layout_tail(self, start: int, top: float) -> None:
         """Lay out ``text[start:]`` in pieces, freezing full chunks, leaving one tail chunk."""

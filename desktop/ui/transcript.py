@@ -25,17 +25,18 @@ import logging
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import QByteArray, QEvent, QPoint, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QByteArray, QPoint, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QContextMenuEvent,
     QDesktopServices,
     QGuiApplication,
+    QPainter,
+    QPaintEvent,
     QResizeEvent,
     QTextCursor,
     QWheelEvent,
 )
 from PySide6.QtWidgets import (
-    QApplication,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -62,7 +63,7 @@ from desktop.core.chat.types import (
     UsageReport,
 )
 from desktop.ui.cards import ErrorRow, ThinkingBlock, ToolCard
-from desktop.ui.frames import frame_scheduler
+from desktop.ui.frames import frame_scheduler, settle
 from desktop.ui.markdown import (
     MarkdownBlock,
     MarkdownTheme,
@@ -619,6 +620,26 @@ class ToolMessageView(MessageView):
         return self.card.toPlainText()
 
 
+class _OpaqueContent(QWidget):
+    """The transcript's content widget, painted opaque with its palette's background brush.
+
+    The node's style sheet sets that brush (``QWidget#transcriptContent { background: ... }``)
+    but a style-sheet background does not make a widget opaque for Qt, and then every scroll step
+    repaints the node, the scroll area and the viewport behind it. Opaque, scrolling moves the
+    painted pixels and only the newly exposed strip is painted.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent, True)
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
+        """Fill the exposed area with the background brush."""
+        painter = QPainter(self)
+        painter.fillRect(event.rect(), self.palette().brush(self.backgroundRole()))
+        painter.end()
+
+
 class Transcript(QScrollArea):
     """The scrolling list of message widgets of one node (object name ``transcript``).
 
@@ -657,7 +678,7 @@ class Transcript(QScrollArea):
         self._follow = True
         self._anchor_from_bottom: int | None = None
 
-        self._content = QWidget()
+        self._content = _OpaqueContent()
         self._content.setObjectName("transcriptContent")
         self._vbox = QVBoxLayout(self._content)
         self._vbox.setContentsMargins(12, 10, 12, 10)
@@ -749,13 +770,16 @@ class Transcript(QScrollArea):
                 self._dirty.add(event.message_id)
             self.flush()
             return
-        self._frames.request(self._frame_key, self.flush)
+        self._frames.request(self._frame_key, self._flush_in_tick)
 
     def schedule(self) -> None:
         """Render pending changes (e.g. a locally appended message) on the next frame."""
-        self._frames.request(self._frame_key, self.flush)
+        self._frames.request(self._frame_key, self._flush_in_tick)
 
-    def flush(self) -> None:
+    def _flush_in_tick(self) -> None:
+        self.flush(settle_layout=False)  # the scheduler settles the layouts once per tick
+
+    def flush(self, *, settle_layout: bool = True) -> None:
         """Bring the widgets up to date with the conversation now."""
         self._frames.cancel(self._frame_key)
         conv = self._conv
@@ -800,10 +824,10 @@ class Transcript(QScrollArea):
                 if msg is not None:
                     owner.sync(msg, live=owner.message_id in self._live)
             self._dirty_calls.clear()
-        # Resolve the size changes now (they cascade up through nested layouts, one posted event per
-        # level otherwise), so the scroll position follows and the frame is painted once, not 2-3 times.
-        for _ in range(4):
-            QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+        if settle_layout:
+            # Resolve the size changes now (they cascade up through nested layouts, one posted event
+            # per level otherwise), so the scroll position follows and the frame is painted once.
+            settle()
         self.rendered.emit()
 
     def views(self) -> list[MessageView]:

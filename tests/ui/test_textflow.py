@@ -1,0 +1,202 @@
+"""TextFlowView (streamed plain text), body segments and the shared frame scheduler."""
+# ruff: noqa: F811 - pytest fixtures imported from test_chat_node_support are parameters here
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from PySide6.QtCore import QPointF
+from PySide6.QtGui import QTextLayout, QTextOption
+from test_chat_node_support import NodeEnv, collect_on_gui_thread, make_env  # noqa: F401
+
+from desktop.core.chat.types import Delta, Done
+from desktop.ui.frames import FrameScheduler
+from desktop.ui.markdown import render_markdown, render_markdown_blocks
+from desktop.ui.textflow import FREEZE_LINES, TextFlowView
+from desktop.ui.transcript import PLAIN_SEGMENT_CHARS, AssistantMessageView, MarkdownView
+
+WIDTH = 400
+
+
+def whole_layout_lines(text: str, view: TextFlowView) -> list[tuple[int, int]]:
+    """(start, length) in UTF-16 units of each line of one QTextLayout of the whole text."""
+    layout = QTextLayout(text.replace("\n", "\u2028"), view.font())
+    option = QTextOption()
+    option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+    layout.setTextOption(option)
+    layout.beginLayout()
+    out = []
+    y = 0.0
+    while True:
+        line = layout.createLine()
+        if not line.isValid():
+            break
+        line.setLineWidth(WIDTH - 2.0)
+        line.setPosition(QPointF(0, y))
+        y += line.height()
+        out.append((line.textStart(), line.textLength()))
+    layout.endLayout()
+    return out
+
+
+def view_lines(view: TextFlowView) -> list[tuple[int, int]]:
+    out = []
+    for chunk in view._chunks:
+        base = len(view.toPlainText()[: chunk.start].encode("utf-16-le")) // 2
+        for i in range(chunk.lines):
+            line = chunk.layout.lineAt(i)
+            out.append((base + line.textStart(), line.textLength()))
+    return out
+
+
+def make_view(qtbot: Any) -> TextFlowView:
+    view = TextFlowView()
+    qtbot.addWidget(view)
+    view.resize(WIDTH, 50)
+    view.show()
+    return view
+
+
+def test_appended_text_wraps_exactly_like_one_layout_of_the_whole_text(qtbot: Any) -> None:
+    view = make_view(qtbot)
+    words = ["tok", "hello", "wörld", "😀emoji", "x" * 70, "line\nbreak", "\n\n", "a"]
+    text = ""
+    for i in range(300):
+        piece = " ".join(words[(i * 7 + k) % len(words)] for k in range(9)) + " "
+        text += piece
+        view.append(piece)
+    assert view.toPlainText() == text == view.text()
+    assert view_lines(view) == whole_layout_lines(text, view)
+    assert view.line_count() == len(whole_layout_lines(text, view))
+    assert view.height() > 100 * view.fontMetrics().height()
+
+
+def test_append_lays_out_only_the_tail(qtbot: Any) -> None:
+    view = make_view(qtbot)
+    view.set_text("tok " * 20_000)
+    frozen = list(view._chunks[:-1])
+    assert len(frozen) > 10
+    view.append("more " * 10)
+    assert all(a is b for a, b in zip(frozen, view._chunks, strict=False))  # untouched, not re-laid out
+    assert len(view._chunks[-1:][0].layout.text()) < 200 * FREEZE_LINES
+    # Truncating the end (the final render strips a trailing space) keeps the frozen chunks too.
+    view.set_text(view.toPlainText().rstrip())
+    assert all(a is b for a, b in zip(frozen, view._chunks, strict=False))
+    assert view.toPlainText().endswith("more")
+
+
+def test_append_cost_does_not_grow_with_the_paragraph(qtbot: Any) -> None:
+    view = make_view(qtbot)
+    piece = "tok " * 700
+
+    def append_ms() -> float:
+        t0 = time.perf_counter()
+        view.append(piece)
+        return (time.perf_counter() - t0) * 1000
+
+    early = sorted(append_ms() for _ in range(5))[2]
+    for _ in range(40):
+        view.append(piece)
+    late = sorted(append_ms() for _ in range(5))[2]
+    print(f"append 2.8 KB: early {early:.2f} ms, at {len(view.text()) // 1000} KB {late:.2f} ms")
+    assert late < early * 3 + 1.0  # QTextDocument: ~8x slower at 100 KB than at the start
+
+
+def test_selection_resize_and_replacement(qtbot: Any) -> None:
+    view = make_view(qtbot)
+    view.set_text("alpha beta 😀 gamma\ndelta")
+    assert view.selected_text() == ""
+    view.select_all()
+    assert view.selected_text() == "alpha beta 😀 gamma\ndelta"
+    index = view._index_at(QPointF(view.width() - 2, view.height() - 2))
+    assert index == len(view.text())
+    view.set_text("new text")  # not an extension: laid out again from the start
+    assert view.toPlainText() == "new text"
+    assert view.selected_text() in ("", "new text")
+    lines_wide = view.line_count()
+    view.set_text("word " * 200)
+    lines_wide = view.line_count()
+    view.resize(WIDTH // 2, 50)
+    qtbot.waitUntil(lambda: view.line_count() > lines_wide)
+    view.set_text("")
+    assert view.line_count() == 0 and view.toPlainText() == ""
+
+
+def test_markdown_blocks_join_to_the_whole_render_and_mark_plain_paragraphs() -> None:
+    text = ("Intro with **bold**\n\n" + "plain words " * 300
+            + "\n\n- a\n- b\n\nsee https://x.org\n\nlast & <b>")
+    blocks = render_markdown_blocks(text)
+    assert "".join(b.html for b in blocks) == render_markdown(text)
+    plain = [b.plain for b in blocks]
+    assert plain[0] is None and plain[2] is None and plain[3] is None  # bold, list, link
+    assert plain[1] == ("plain words " * 300).strip()
+    assert plain[4] == "last & <b>"
+
+
+def test_long_plain_answer_is_rendered_by_a_text_flow_and_markdown_stays(qtbot: Any, make_env: Any) -> None:
+    env: NodeEnv = make_env()
+    node = env.node
+    para = "word " * (PLAIN_SEGMENT_CHARS // 4)
+    parts = ["# Title\n\n", "Some **bold** text.\n\n", para[: len(para) // 2], para[len(para) // 2 :]]
+    for p in parts:
+        env.bridge.broadcast(node.node_id, Delta(p, message_id="m1"))
+    view = node.transcript.view_for("m1")
+    qtbot.waitUntil(lambda: node.transcript.view_for("m1") is not None)
+    view = node.transcript.view_for("m1")
+    assert isinstance(view, AssistantMessageView)
+    qtbot.waitUntil(lambda: "".join(parts).rstrip() in view.toPlainText() or "word" in view.toPlainText())
+    env.bridge.broadcast(node.node_id, Done("end_turn", message_id="m1"))
+    kinds = [type(seg).__name__ for seg in view.body.segments]
+    assert kinds == ["MarkdownView", "TextFlowView"]
+    md = view.body.segments[0]
+    assert isinstance(md, MarkdownView)
+    assert "Title" in md.toPlainText() and "**" not in md.toPlainText()
+    assert view.body.segments[1].toPlainText() == para.strip()
+    assert view.toPlainText().split("\n")[0] == "Title"
+
+
+def test_live_text_is_shown_whole(qtbot: Any, make_env: Any) -> None:
+    env: NodeEnv = make_env()
+    node = env.node
+    text = "first line\nsecond line without end " + "tok " * 500
+    for i in range(0, len(text), 97):
+        env.bridge.broadcast(node.node_id, Delta(text[i : i + 97], message_id="live"))
+    node.transcript.flush()
+    view = node.transcript.view_for("live")
+    assert isinstance(view, AssistantMessageView)
+    shown = view.toPlainText()
+    assert shown.endswith(text[text.rindex("\n") + 1 :])  # the line in progress, exactly
+    assert shown.count("tok") == 500
+
+
+def test_frame_scheduler_coalesces_and_defers_over_budget(qtbot: Any) -> None:
+    sched = FrameScheduler(interval_ms=1, budget_ms=4.0, resume_ms=1)
+    ran: list[str] = []
+
+    def slow(name: str) -> Any:
+        def run() -> None:
+            ran.append(name)
+            time.sleep(0.003)
+
+        return run
+
+    for name in "abc":
+        sched.request(name, slow(name))
+    sched.request("a", slow("a"))  # coalesced: still one pending request for "a"
+    assert sched.pending_count() == 3
+    sched.tick()
+    assert ran == ["a", "b"] and sched.is_pending("c")  # 6 ms spent: "c" waits for the next tick
+    sched.cancel("c")
+    assert sched.pending_count() == 0
+    again: list[int] = []
+
+    def asks_again() -> None:
+        again.append(1)
+        sched.request("x", asks_again)  # served at the next tick, not in this one
+
+    sched.request("x", asks_again)
+    sched.tick()
+    assert again == [1] and sched.is_pending("x")
+    qtbot.waitUntil(lambda: len(again) >= 2)
+    sched.cancel("x")
