@@ -186,8 +186,22 @@ def append_note(conv: Conversation, text: str, *, message_id: str | None = None)
 def append_delta(conv: Conversation, message_id: str, text: str) -> ChatMessage:
     """Append streamed text to the assistant message ``message_id`` (created when unknown)."""
     msg = _ensure_assistant(conv, message_id)
-    msg.content += text
+    msg.content = _grow(msg, "content", text)
     return msg
+
+
+def _grow(msg: ChatMessage, field: str, text: str) -> str:
+    """``getattr(msg, field) + text``, in amortised O(len(text)) when nobody else holds the string.
+
+    ``msg.content += text`` copies the whole message on every delta (the attribute keeps a reference,
+    so CPython cannot grow the string in place): 100k tokens into a 400 KB answer cost ~5 s. Taking
+    the string out of the message first leaves the local variable as its only owner, and CPython's
+    in-place concatenation then usually just extends the buffer (~30 ms for the same answer).
+    """
+    current: str = getattr(msg, field) or ""
+    setattr(msg, field, "")
+    current += text
+    return current
 
 
 def append_thinking(
@@ -208,7 +222,7 @@ def append_thinking(
     blocks = msg.thinking_blocks
     if text or signature is not None:
         if text:
-            msg.thinking = (msg.thinking or "") + text
+            msg.thinking = _grow(msg, "thinking", text)
         if blocks is None:
             blocks = msg.thinking_blocks = []
         last = blocks[-1] if blocks else None
