@@ -165,6 +165,9 @@ class ChatNodeWidget(QWidget):
         self._overrides_key: object = None
         self._overrides: dict[str, Price] = {}
         self._colors_key: object = None
+        self._usage_epoch = 0  # bumped whenever a message's usage may have changed
+        self._cost_key: object = None
+        self._cost_value: ConversationCost | None = None
 
         self._build_ui()
         self._apply_style()
@@ -332,8 +335,26 @@ class ChatNodeWidget(QWidget):
         )
 
     def cost(self) -> ConversationCost:
-        """The conversation's cost with the settings' price overrides."""
-        return conversation_cost(self._conv.messages, self._pricing_model(), self._price_overrides())
+        """The conversation's cost with the settings' price overrides.
+
+        Cached until the messages, their usage, the model or the price overrides change: the window
+        asks every node for its cost whenever any node's cost changes (O(nodes^2) on opening).
+        """
+        msgs = self._conv.messages
+        model = self._pricing_model()
+        overrides = self._price_overrides()
+        key = (
+            len(msgs),
+            id(msgs[0]) if msgs else 0,
+            id(msgs[-1]) if msgs else 0,
+            self._usage_epoch,
+            model,
+            self._overrides_key,
+        )
+        if key != self._cost_key or self._cost_value is None:
+            self._cost_value = conversation_cost(msgs, model, overrides)
+            self._cost_key = key
+        return self._cost_value
 
     def is_busy(self) -> bool:
         """True while a run of this node is in progress."""
@@ -473,6 +494,7 @@ class ChatNodeWidget(QWidget):
         apply_event(self._conv, event)
         if isinstance(event, UsageReport):
             self._usage_dirty = True
+            self._usage_epoch += 1
         elif isinstance(event, ToolCallRequested):
             call = event.call
             if call.status == "awaiting_approval" and call.name in self._always_allow:
@@ -520,6 +542,7 @@ class ChatNodeWidget(QWidget):
 
     def _check_external_change(self) -> None:
         if not self._closed:
+            self._usage_epoch += 1  # the store may have trimmed the list in place
             self.transcript.flush()
             self._update_chips()
 

@@ -33,6 +33,7 @@ from PySide6.QtGui import (
     QPainter,
     QPaintEvent,
     QResizeEvent,
+    QShowEvent,
     QTextCursor,
     QWheelEvent,
 )
@@ -90,7 +91,8 @@ __all__ = [
     "BATCH_MESSAGES",
 ]
 
-EAGER_MESSAGES = 40
+EAGER_MESSAGES = 16
+"""Messages built when a node opens (more are built at once only if these do not fill the view)."""
 BATCH_MESSAGES = 40
 LIVE_MARKDOWN_LIMIT = 6000
 LIVE_MARKDOWN_INTERVAL = 0.25
@@ -677,6 +679,7 @@ class Transcript(QScrollArea):
         self._decisions: dict[str, str] = {}
         self._follow = True
         self._anchor_from_bottom: int | None = None
+        self._unbuilt: tuple[int, int] | None = None
 
         self._content = _OpaqueContent()
         self._content.setObjectName("transcriptContent")
@@ -727,18 +730,48 @@ class Transcript(QScrollArea):
         self._start = max(0, len(msgs) - EAGER_MESSAGES)
         self._known = len(msgs)
         self._first_id = msgs[0].id if msgs else None
+        # Built when first shown (or asked for): a hidden node costs no message widgets, and widgets
+        # built inside their final window are style-polished once instead of again when re-parented.
+        self._unbuilt = (self._start, len(msgs))
+        if self.isVisible():
+            self._build_pending()
+        self._update_older_label()
+        self._follow = True
+        self.scroll_to_bottom()
+        if self._start > 0:
+            QTimer.singleShot(0, self._fill_viewport)
+
+    def _build_pending(self) -> None:
+        """Build the message widgets ``set_conversation`` left for later."""
+        pending = self._unbuilt
+        conv = self._conv
+        if pending is None or conv is None:
+            return
+        self._unbuilt = None
+        start, end = pending
+        msgs = conv.messages
+        if len(msgs) < end or (msgs and msgs[0].id != self._first_id):
+            self.set_conversation(conv)  # replaced meanwhile: start over
+            return
+        shown = self._content.isVisible()
         self.setUpdatesEnabled(False)
         try:
-            for msg in msgs[self._start :]:
+            for msg in msgs[start:end]:
                 view = self._make_view(msg, live=False)
                 if view is not None:
                     self._vbox.insertWidget(1 + len(self._order), view)
                     self._order.append(view)
+                    if shown:  # else the layout shows it later, from a queued call
+                        view.show()
         finally:
             self.setUpdatesEnabled(True)
-        self._update_older_label()
-        self._follow = True
-        self.scroll_to_bottom()
+        if self._follow:
+            self.scroll_to_bottom()
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt override
+        """Build the message widgets on first show."""
+        self._build_pending()
+        super().showEvent(event)
 
     def conversation(self) -> Conversation | None:
         """The conversation shown."""
@@ -782,6 +815,7 @@ class Transcript(QScrollArea):
     def flush(self, *, settle_layout: bool = True) -> None:
         """Bring the widgets up to date with the conversation now."""
         self._frames.cancel(self._frame_key)
+        self._build_pending()
         conv = self._conv
         if conv is None:
             return
@@ -832,18 +866,22 @@ class Transcript(QScrollArea):
 
     def views(self) -> list[MessageView]:
         """The message widgets currently built, oldest first."""
+        self._build_pending()
         return list(self._order)
 
     def message_texts(self) -> list[str]:
         """``toPlainText()`` of every built message widget, oldest first."""
+        self._build_pending()
         return [v.toPlainText() for v in self._order]
 
     def view_for(self, message_id: str) -> MessageView | None:
         """The widget of a message, if built."""
+        self._build_pending()
         return self._views.get(message_id)
 
     def card_for(self, call_id: str) -> ToolCard | None:
         """The card of a tool call, if built."""
+        self._build_pending()
         entry = self._cards.get(call_id)
         return entry[0] if entry else None
 
@@ -853,6 +891,7 @@ class Transcript(QScrollArea):
 
     def load_older(self, count: int = BATCH_MESSAGES) -> int:
         """Build up to ``count`` older messages at the top, keeping the scroll position."""
+        self._build_pending()
         conv = self._conv
         if conv is None or self._start == 0:
             return 0
@@ -930,6 +969,7 @@ class Transcript(QScrollArea):
 
     def pending_permission_cards(self) -> list[ToolCard]:
         """Cards currently showing a permission request."""
+        self._build_pending()
         return [card for card, _ in self._cards.values() if card.permission is not None]
 
     # -- internals
@@ -991,7 +1031,23 @@ class Transcript(QScrollArea):
         else:
             self._older.setVisible(False)
 
+    def _fill_viewport(self) -> None:
+        """Build older messages while the built ones do not fill the view (nothing to scroll up to)."""
+        if self._start == 0 or not self.isVisible():
+            return
+        settle()  # the scroll range is only right once the layouts have run
+        if self.verticalScrollBar().maximum() == 0 and self._start > 0:
+            self.load_older()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        """A taller view may need older messages to be filled."""
+        super().resizeEvent(event)
+        if self._start > 0 and event.size().height() > event.oldSize().height():
+            QTimer.singleShot(0, self._fill_viewport)
+
     def _on_range_changed(self, _lo: int, hi: int) -> None:
+        if hi == 0 and self._start > 0:
+            QTimer.singleShot(0, self._fill_viewport)
         bar = self.verticalScrollBar()
         if self._anchor_from_bottom is not None:
             bar.setValue(max(0, hi - self._anchor_from_bottom))

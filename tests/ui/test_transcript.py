@@ -79,3 +79,39 @@ def test_node_subscribes_to_its_own_events_and_unsubscribes_on_shutdown(qtbot: A
     assert env.bridge.subscriber_count(node.node_id) == 0
     env.bridge.broadcast(node.node_id, Delta("after shutdown", message_id="late"))
     assert node.conversation.messages == []
+
+
+def test_hidden_node_builds_no_message_widgets_until_shown(qtbot: Any, make_env: Any) -> None:
+    from desktop.ui.chat_node import ChatNodeWidget
+    from desktop.ui.transcript import MessageView
+
+    env: NodeEnv = make_env()
+    hidden = ChatNodeWidget(big_state(200), env.services)
+    qtbot.addWidget(hidden)
+    try:
+        assert hidden.findChildren(MessageView) == []  # nothing built while never shown
+        hidden.resize(640, 760)
+        hidden.show()
+        qtbot.waitExposed(hidden)
+        built = hidden.findChildren(MessageView)
+        assert len(built) >= EAGER_MESSAGES
+        assert all(v.isVisible() for v in built)
+        assert hidden.transcript.views()[-1].toPlainText().startswith("Answer 199")
+    finally:
+        hidden.shutdown()
+
+
+def test_short_messages_that_do_not_fill_the_view_load_older_ones(qtbot: Any, make_env: Any) -> None:
+    conv = create_conversation()
+    for i in range(300):
+        conv.messages.append(ChatMessage(id=f"n{i}", role="note", content=f"note {i}", ts=i))
+    state = new_node_state("Notes")
+    state.conversation = conv
+    env: NodeEnv = make_env(state)
+    transcript = env.node.transcript
+    bar = transcript.verticalScrollBar()
+    # EAGER_MESSAGES one-line notes are shorter than the view: older ones are built until it scrolls.
+    qtbot.waitUntil(lambda: bar.maximum() > 0)
+    assert len(transcript.views()) > EAGER_MESSAGES
+    assert transcript.unloaded_count() == 300 - len(transcript.views())
+    assert transcript.views()[-1].toPlainText() == "note 299"
