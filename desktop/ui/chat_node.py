@@ -266,8 +266,18 @@ class ChatNodeWidget(QWidget):
         self.transcript.set_theme(markdown_theme(colors))
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
-        """Follow light/dark switches of the application palette."""
-        if event.type() in (QEvent.Type.ApplicationPaletteChange, QEvent.Type.ThemeChange):
+        """Follow light/dark switches of the application palette.
+
+        Only top-level windows get ``ApplicationPaletteChange``; a node inside a window (an MDI
+        sub-window) gets ``PaletteChange`` when the application palette propagates to it. Setting
+        the node's own style sheet also sends ``PaletteChange``: ``_apply_style`` then finds the
+        colours unchanged and does nothing.
+        """
+        if event.type() in (
+            QEvent.Type.ApplicationPaletteChange,
+            QEvent.Type.PaletteChange,
+            QEvent.Type.ThemeChange,
+        ):
             self._apply_style()
         super().changeEvent(event)
 
