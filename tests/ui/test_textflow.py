@@ -21,7 +21,7 @@ WIDTH = 400
 
 def whole_layout_lines(text: str, view: TextFlowView) -> list[tuple[int, int]]:
     """(start, length) in UTF-16 units of each line of one QTextLayout of the whole text."""
-    layout = QTextLayout(text.replace("\n", "\u2028"), view.font())
+    layout = QTextLayout(text.replace("\n", "\u2028"), view.layout_font())
     option = QTextOption()
     option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
     layout.setTextOption(option)
