@@ -2,16 +2,19 @@
 
 Design (DESIGN §7 budgets):
 
-* One widget per visible message, inside a ``QScrollArea`` (``transcript``). Opening a node
-  builds only the newest ``EAGER_MESSAGES`` widgets; older ones are built in batches when the
-  user scrolls to the top (or clicks "load earlier messages"), keeping the scroll position.
+* One widget per visible message, inside a ``QScrollArea`` (``transcript``). The widgets are built
+  when the transcript is first shown: the newest ``EAGER_MESSAGES``, plus older batches while they
+  do not fill the view; older ones are built in batches when the user scrolls to the top (or
+  clicks "load earlier messages"), keeping the scroll position.
 * The node applies every event to the ``Conversation`` right away but the transcript renders at
   most once per frame: ``note_event`` records what changed (dirty message ids, live messages,
-  tool call ids) and a single-shot 16 ms timer calls ``flush``.
-* A message being streamed ("live") appends only its new text with a ``QTextCursor``; its
-  Markdown is re-rendered at most every ``LIVE_MARKDOWN_INTERVAL`` seconds while it is shorter
-  than ``LIVE_MARKDOWN_LIMIT`` characters, and once in full when it completes. Nothing ever
-  re-renders the whole transcript for a delta.
+  tool call ids) and asks the shared ``FrameScheduler`` (``desktop.ui.frames``) for a tick, which
+  serves all transcripts within a time budget and paces itself under load.
+* A message being streamed ("live") shows its complete lines as Markdown (re-rendered at most
+  every ``LIVE_MARKDOWN_INTERVAL`` seconds while they fit in ``LIVE_MARKDOWN_LIMIT`` characters)
+  and the rest as plain text in a ``TextFlowView``, whose appends cost O(new text) however long
+  the paragraph. Once complete it is rendered as Markdown; a long paragraph without inline markup
+  stays in a ``TextFlowView``. Nothing ever re-renders the whole transcript for a delta.
 * Tool calls render as ``ToolCard`` s under the assistant message that made them, upserted by
   call id; ``tool`` messages are shown through their card (an orphan result gets its own card).
 * Scrolling follows new output only while the user is at the bottom.
