@@ -10,7 +10,7 @@ import json
 import logging
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFontDatabase, QTextCursor
+from PySide6.QtGui import QFontDatabase, QResizeEvent, QTextCursor
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -103,6 +103,12 @@ class _FitPlainText(QPlainTextEdit):
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self._max_lines = max_lines
         self.document().documentLayout().documentSizeChanged.connect(lambda _s: self._fit())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt API)
+        super().resizeEvent(event)
+        # A new width re-wraps the text, but the plain-text layout does not always report it.
+        if event.size().width() != event.oldSize().width():
+            self._fit()
 
     def _fit(self) -> None:
         lines = max(1, self.document().documentLayout().documentSize().height())

@@ -1,0 +1,24 @@
+"""Card widgets: the permission card's argument box shows the arguments, not a sliver of them."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from desktop.ui.cards import _FitPlainText
+
+
+def test_argument_box_grows_with_the_wrapped_text_up_to_its_limit(qtbot: Any) -> None:
+    box = _FitPlainText("permissionArgs", 16)
+    qtbot.addWidget(box)
+    content = "This note was written by the demo model through the write_file tool. " * 6
+    box.set_text(json.dumps({"path": "notes/hello.md", "content": content}, indent=2))
+    line = box.fontMetrics().lineSpacing()
+    box.resize(600, 40)
+    box.show()
+    qtbot.waitExposed(box)
+    wide = box.height()
+    assert wide >= 6 * line  # the long value wraps over several lines, all of them shown
+    box.resize(300, wide)  # narrower: more wrapped lines, a taller box
+    qtbot.waitUntil(lambda: box.height() > wide)
+    assert box.height() <= 16 * line + 40  # and never more than the limit
