@@ -118,6 +118,7 @@ async def _render_scheme(out_dir: Path, scheme: str, written: list[Path]) -> Non
         window.show()
         await _settle()
         tour, notes = window.nodes()
+        tour.chat_input.clear()  # the demo offers its first prompt there; the script sends its own
         tour.set_title("Tour of Chat Nodes")
         notes.set_title("Notes helper")
         width = window.mdi.viewport().width()
