@@ -11,7 +11,7 @@ from provider_support import SECRET, Outcome, fixture_bytes, instant_policy, run
 
 from desktop.core.chat.types import ChatError, ChatEvent, ChatMessage, ChatToolDef, ProviderConfig, Usage
 from desktop.core.providers import driver_for, list_models
-from desktop.testing._spec import Fault, ToolCallSpec, Turn
+from desktop.testing._spec import Fault, ToolCallSpec, Turn, huge_text
 from desktop.testing.fake_provider import FakeProvider
 
 APIS = ["openai", "anthropic"]
@@ -85,6 +85,27 @@ def test_drop_mid_stream_keeps_text_and_is_a_network_error(fake: FakeProvider, a
     assert out.text and "abcdefghijkl".startswith(out.text)
     assert out.error is not None and out.error.kind == "network"
     assert out.error.message == "stream ended before the response was complete"
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_one_megabyte_delta_arrives_whole(fake: FakeProvider, api: str) -> None:
+    fake.script(Turn(text="before ", fault=Fault.huge_chunk(1_000_000)))
+    out = stream(config(fake, api))
+    assert out.error is None
+    assert out.text == "before " + huge_text(1_000_000)
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_slow_drip_streams_in_pieces_at_the_given_rate(fake: FakeProvider, api: str) -> None:
+    import time
+
+    fake.script(Turn(text="x" * 40, chunk_chars=2, tokens_per_second=100))  # 20 deltas, ~0.2 s
+    started = time.perf_counter()
+    out = stream(config(fake, api))
+    elapsed = time.perf_counter() - started
+    assert out.error is None and out.text == "x" * 40
+    assert 0.15 <= elapsed < 3.0
+    assert sum(1 for e in out.events if type(e).__name__ == "Delta") >= 5  # pieces, not one lump
 
 
 @pytest.mark.parametrize("api", APIS)
