@@ -131,6 +131,12 @@ def open_link(url: QUrl) -> None:
     QDesktopServices.openUrl(url)
 
 
+EMPTY_STATE_TEXT = (
+    "No messages yet.\n"
+    "The model can read the files of this project; anything that would change one asks you first."
+)
+
+
 class MarkdownView(QTextBrowser):
     """A read-only rich-text view that fits its height to its content and loads no resources."""
 
@@ -700,6 +706,14 @@ class Transcript(QScrollArea):
         self.error_row.setVisible(False)
         self.error_row.retry_clicked.connect(self.retry_requested)
         self._vbox.addWidget(self.error_row)
+        # What a blank node says instead of nothing (disabled: the palette's quiet text colour).
+        self._empty = QLabel(EMPTY_STATE_TEXT, self._content)
+        self._empty.setObjectName("emptyState")
+        self._empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self._empty.setWordWrap(True)
+        self._empty.setContentsMargins(24, 48, 24, 0)
+        self._empty.setEnabled(False)
+        self._vbox.addWidget(self._empty)
         self._vbox.addStretch(1)
         self.setWidget(self._content)
 
@@ -739,6 +753,7 @@ class Transcript(QScrollArea):
         if self.isVisible():
             self._build_pending()
         self._update_older_label()
+        self._empty.setVisible(not msgs)
         self._follow = True
         self.scroll_to_bottom()
         if self._start > 0:
@@ -840,6 +855,7 @@ class Transcript(QScrollArea):
                 self._vbox.insertWidget(1 + len(self._order), view)
                 self._order.append(view)
         self._known = len(msgs)
+        self._empty.setVisible(not msgs)
         if self._dirty:
             for mid in self._dirty:
                 view = self._views.get(mid)

@@ -361,3 +361,17 @@ def test_shutdown_stops_the_run(qtbot: Any, make_env: Any) -> None:
     before = len(env.node.conversation.messages[-1].content)
     qtbot.wait(50)
     assert len(env.node.conversation.messages[-1].content) == before  # no longer listening
+
+
+def test_a_blank_node_says_how_to_start_and_the_hint_goes_once_there_are_messages(
+        qtbot: Any, make_env: Any) -> None:
+    env = make_env()
+    hint = find(env.node, QLabel, "emptyState")
+    qtbot.waitUntil(hint.isVisible)
+    assert "asks you first" in hint.text()
+    env.fake.script(Turn(text="hi there"))
+    type_and_enter(qtbot, env, "hello")
+    qtbot.waitUntil(lambda: idle(env) and env.finished == ["end_turn"], timeout=5000)
+    assert not hint.isVisible()
+    type_and_enter(qtbot, env, "/clear")
+    qtbot.waitUntil(hint.isVisible)
