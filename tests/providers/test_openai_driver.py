@@ -296,3 +296,12 @@ def test_unrelated_400_is_not_retried() -> None:
     assert len(server.requests) == 1
     assert out.error is not None and out.error.message == "400 invalid_request_error: bad model"
     assert out.error.kind == "bad_request"
+
+
+def test_an_unexpected_chunk_shape_keeps_the_text_and_is_a_protocol_error() -> None:
+    # "delta" as a string: not an error the parser reports, a shape it never expected.
+    body = sse(*(chunk({"content": f"part{i} "}) for i in range(5)), {"choices": [{"delta": "oops"}]})
+    out = stream(body)
+    assert out.text == "part0 part1 part2 part3 part4 "
+    assert out.error is not None and out.error.kind == "protocol"
+    assert "could not decode" in out.error.message

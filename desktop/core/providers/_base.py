@@ -299,6 +299,12 @@ class StreamingDriver:
                                         parser.end_of_body()
                                 except ChatError as reported:
                                     failure = reported
+                                except Exception as bug:  # a shape the parser did not expect
+                                    log.warning("could not decode a %s stream event", self.config.id,
+                                                exc_info=bug)
+                                    failure = ChatError(
+                                        f"could not decode the provider's stream ({type(bug).__name__})",
+                                        provider=self.config.id, kind="protocol")
                                 if out:
                                     for event in coalesce(out) if len(out) > 1 else out:
                                         yield event
