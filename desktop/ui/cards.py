@@ -6,6 +6,7 @@ real ``QPushButton`` s with the object names of DESIGN §2.5.
 
 from __future__ import annotations
 
+import html
 import json
 import logging
 
@@ -102,6 +103,7 @@ class _FitPlainText(QPlainTextEdit):
         )
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self._max_lines = max_lines
+        self._shown = ""
         self.document().documentLayout().documentSizeChanged.connect(lambda _s: self._fit())
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt API)
@@ -122,7 +124,9 @@ class _FitPlainText(QPlainTextEdit):
 
     def set_text(self, text: str) -> None:
         """Show ``text``, appending only the new tail when it extends what is shown."""
-        current = self.toPlainText()
+        # Compare with what was set, not toPlainText(): Qt normalises CRLF and no-break spaces, so
+        # the prefix test would fail on every update and re-set the whole text (quadratic).
+        current = self._shown
         if text == current:
             return
         if current and text.startswith(current):
@@ -131,6 +135,7 @@ class _FitPlainText(QPlainTextEdit):
             cursor.insertText(text[len(current) :])
         else:
             self.setPlainText(text)
+        self._shown = text
         self._fit()
 
 
@@ -317,7 +322,8 @@ class ToolCard(QFrame):
         self.call = call.copy()
         self.name_label.setText(call.name)
         self.args_label.setText(summarize_args(call.args_json))
-        self.args_label.setToolTip(pretty_args(call.args_json)[:4000])
+        # Model-controlled text: escaped, or Qt would render (and load) any HTML it starts with.
+        self.args_label.setToolTip(f"<pre>{html.escape(pretty_args(call.args_json)[:4000])}</pre>")
         status = call.status
         shown_status: str = status
         if status == "awaiting_approval" and self._decided:

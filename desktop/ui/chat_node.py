@@ -10,6 +10,7 @@ Slash commands run locally.
 from __future__ import annotations
 
 import asyncio
+import html
 import logging
 from collections.abc import Coroutine, Sequence
 from typing import Any
@@ -687,7 +688,7 @@ class ChatNodeWidget(QWidget):
         except Exception as exc:  # noqa: BLE001 - listing is a convenience; typing a model still works
             log.info("could not list the models of %s: %s", provider_id, exc)
             if not self._closed:
-                self.model_picker.setToolTip(f"Could not list models: {exc}")
+                self.model_picker.setToolTip(f"<p>Could not list models: {html.escape(str(exc))}</p>")
             return
         if self._closed:
             return

@@ -22,3 +22,27 @@ def test_argument_box_grows_with_the_wrapped_text_up_to_its_limit(qtbot: Any) ->
     box.resize(300, wide)  # narrower: more wrapped lines, a taller box
     qtbot.waitUntil(lambda: box.height() > wide)
     assert box.height() <= 16 * line + 40  # and never more than the limit
+
+
+def test_streaming_crlf_text_appends_instead_of_resetting(qtbot: Any) -> None:
+    box = _FitPlainText("thinkingBody", 14)
+    qtbot.addWidget(box)
+    text, resets = "first\r\n", []
+    box.set_text(text)
+    box.document().contentsChange.connect(lambda _pos, removed, _added: removed and resets.append(removed))
+    for i in range(200):
+        text += f"step {i}\r\nnbsp\u00a0here "
+        box.set_text(text)
+    assert not resets  # every update appended; nothing shown was replaced
+    assert box.toPlainText().count("step") == 200 and box.toPlainText().startswith("first")
+
+
+def test_tool_card_tooltip_shows_model_html_as_text(qtbot: Any) -> None:
+    from desktop.core.chat.types import ToolCall
+    from desktop.ui.cards import ToolCard
+
+    call = ToolCall("c1", "write_file", '<img src="file:///etc/hostname"> not json', status="running")
+    card = ToolCard(call)
+    qtbot.addWidget(card)
+    tip = card.args_label.toolTip()
+    assert "<img" not in tip and "&lt;img" in tip
