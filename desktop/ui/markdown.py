@@ -13,6 +13,7 @@ and bare ``http(s)://`` URLs. The parser is line based and linear in the input s
 
 from __future__ import annotations
 
+import bisect
 import html
 import logging
 import re
@@ -86,19 +87,58 @@ def render_plain(text: str) -> str:
 
 _CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)", re.S)
 _INLINE_TOKEN = re.compile(
+    # A link target holds no space and at most one level of balanced parentheses: it can then never
+    # run past the next "(" or "<", so a run of unclosed "[a](" openers stays linear.
     r"""
-    (?P<img>!\[(?P<img_alt>[^\]\n]*)\]\((?P<img_url>[^)\s]*)(?:\s+"[^"\n]*")?\))
-  | (?P<link>\[(?P<link_text>(?:[^\[\]\n]|\[[^\[\]\n]*\])+)\]\((?P<link_url>[^)\s]*)(?:\s+"[^"\n]*")?\))
-  | (?P<auto><(?P<auto_url>(?:https?://|mailto:)[^>\s]+)>)
+    (?P<img>!\[(?P<img_alt>[^\]\n]*)\]\((?P<img_url>(?:[^()\s]|\([^()\s]*\))*)(?:\s+"[^"\n]*")?\))
+  | (?P<link>\[(?P<link_text>(?:[^\[\]\n]|\[[^\[\]\n]*\])+)\]
+      \((?P<link_url>(?:[^()\s]|\([^()\s]*\))*)(?:\s+"[^"\n]*")?\))
+  | (?P<auto><(?P<auto_url>(?:https?://|mailto:)[^<>\s]+)>)
   | (?P<bare>(?<![\w/=\"'])(?P<bare_url>https?://[^\s<>()\[\]]*[^\s<>()\[\].,;:!?'"*_~]))
   | (?P<esc>\\(?P<esc_ch>[\\`*_{}\[\]()#+\-.!|~>]))
     """,
     re.X,
 )
-_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1", re.S)
-_EM_STAR = re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])", re.S)
-_EM_UNDER = re.compile(r"(?<![\w_])_(?=[^\s_])(.+?)(?<=[^\s_])_(?![\w_])", re.S)
-_STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~", re.S)
+# Emphasis pairs. Each is an (opener, closer) pair of zero-width patterns whose group 1 is the
+# delimiter; ``_pair_sub`` pairs every opener with the first closer of the same delimiter after
+# at least one character of content. That is exactly what ``delim(?=..)(.+?)(?<=..)delim`` with
+# ``re.sub`` yields, but in O(n log n): the regex rescans to the end of the text for every
+# opener that never closes (quadratic on ``"**a " * 20000``).
+_STRONG = (re.compile(r"(?=(\*\*|__)\S)"), re.compile(r"(?<=\S)(?=(\*\*|__))"), "b")
+_EM_STAR = (re.compile(r"(?<![\w*])(?=(\*)[^\s*])"), re.compile(r"(?<=[^\s*])(?=(\*)(?![\w*]))"), "i")
+_EM_UNDER = (re.compile(r"(?<![\w_])(?=(_)[^\s_])"), re.compile(r"(?<=[^\s_])(?=(_)(?![\w_]))"), "i")
+_STRIKE = (re.compile(r"(?=(~~)\S)"), re.compile(r"(?<=\S)(?=(~~))"), "s")
+
+
+def _pair_sub(text: str, pair: tuple[re.Pattern[str], re.Pattern[str], str]) -> str:
+    """Wrap each opener..closer span of ``text`` in ``pair``'s tag, left to right, non-overlapping."""
+    opener, closer, tag = pair
+    closes: dict[str, list[int]] = {}
+    for m in closer.finditer(text):
+        closes.setdefault(m.group(1), []).append(m.start())
+    if not closes:
+        return text
+    out: list[str] = []
+    pos = 0
+    for m in opener.finditer(text):
+        p = m.start()
+        if p < pos:
+            continue  # inside the span just replaced
+        delim = m.group(1)
+        cands = closes.get(delim)
+        if not cands:
+            continue
+        k = bisect.bisect_left(cands, p + len(delim) + 1)  # content is at least one character
+        if k == len(cands):
+            continue
+        q = cands[k]
+        out.append(text[pos:p])
+        out.append(f"<{tag}>{text[p + len(delim) : q]}</{tag}>")
+        pos = q + len(delim)
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
 
 # Private-use placeholders keep already rendered pieces (code spans, links) out of later passes.
 _PH_OPEN, _PH_CLOSE = "\ue000", "\ue001"
@@ -116,14 +156,15 @@ class _Inline:
         return f"{_PH_OPEN}{len(self.pieces) - 1}{_PH_CLOSE}"
 
     def render(self, text: str) -> str:
-        text = text.replace(_PH_OPEN, "").replace(_PH_CLOSE, "")
+        # Untrusted text must not forge placeholders; nested renders (link text) skip this.
+        return self._render(text.replace(_PH_OPEN, "").replace(_PH_CLOSE, ""))
+
+    def _render(self, text: str) -> str:
         text = _CODE_SPAN.sub(lambda m: self._hold(self._code(m.group(2))), text)
         text = _INLINE_TOKEN.sub(self._token, text)
         out = html.escape(text, quote=False)
-        out = _STRONG.sub(r"<b>\2</b>", out)
-        out = _EM_STAR.sub(r"<i>\1</i>", out)
-        out = _EM_UNDER.sub(r"<i>\1</i>", out)
-        out = _STRIKE.sub(r"<s>\1</s>", out)
+        for pair in (_STRONG, _EM_STAR, _EM_UNDER, _STRIKE):
+            out = _pair_sub(out, pair)
         # Placeholders may nest (a code span inside link text): resolve until none are left.
         for _ in range(4):
             if _PH_OPEN not in out:
@@ -148,9 +189,10 @@ class _Inline:
             label = html.escape(f"[image: {alt}]")
             return self._hold(self._anchor(m.group("img_url"), label))
         if m.group("link") is not None:
-            label = _Inline()
-            label.pieces = self.pieces  # share the table so nested code spans resolve
-            return self._hold(self._anchor(m.group("link_url"), label.render(m.group("link_text"))))
+            sub = _Inline()
+            sub.pieces = self.pieces  # share the table so nested code spans resolve
+            # The link text may hold placeholders of this render (code spans): keep them.
+            return self._hold(self._anchor(m.group("link_url"), sub._render(m.group("link_text"))))
         if m.group("auto") is not None:
             url = m.group("auto_url")
             return self._hold(self._anchor(url, html.escape(url)))
@@ -205,6 +247,9 @@ _EMPTY_ITEM = re.compile(r"^( *)([-*+]|\d{1,9}[.)])[ \t]*$")
 _QUOTE = re.compile(r"^ {0,3}> ?(.*)$")
 _TABLE_SEP = re.compile(r"^ *\|? *:?-{1,}:? *(\| *:?-{1,}:? *)*\|? *$")
 _TASK = re.compile(r"^\[([ xX])\][ \t]+")
+# Block quotes and lists nest by recursion: deeper markers render as literal text, so any input
+# renders (``">" * 700`` would otherwise exhaust the interpreter stack).
+_MAX_DEPTH = 16
 
 
 def _split_row(line: str) -> list[str]:
@@ -275,13 +320,17 @@ class _Renderer:
         parts.append("</table>")
         return "".join(parts)
 
-    def blocks(self, lines: list[str]) -> str:
-        return "".join(self.block_list(lines))
+    def blocks(self, lines: list[str], depth: int = 0) -> str:
+        return "".join(self.block_list(lines, depth=depth))
 
     def block_list(  # noqa: C901 - one linear scanner reads best
-        self, lines: list[str], plain: dict[int, str] | None = None
+        self, lines: list[str], plain: dict[int, str] | None = None, depth: int = 0
     ) -> list[str]:
-        """The HTML of each top-level block; ``plain[i]`` gets the text of plain paragraph ``i``."""
+        """The HTML of each top-level block; ``plain[i]`` gets the text of plain paragraph ``i``.
+
+        ``depth`` counts the enclosing quotes and lists; at ``_MAX_DEPTH`` their markers are text.
+        """
+        nest = depth < _MAX_DEPTH
         out: list[str] = []
         para: list[str] = []
         i = 0
@@ -353,7 +402,7 @@ class _Renderer:
                 out.append(f"<h1>{_inline(text)}</h1>")
                 i += 1
                 continue
-            if _QUOTE.match(line):
+            if nest and _QUOTE.match(line):
                 flush_para()
                 quoted: list[str] = []
                 while i < n:
@@ -365,7 +414,7 @@ class _Renderer:
                     else:
                         break
                     i += 1
-                out.append(f"<blockquote>{self.blocks(quoted)}</blockquote>")
+                out.append(f"<blockquote>{self.blocks(quoted, depth + 1)}</blockquote>")
                 continue
             if (
                 "|" in line
@@ -396,17 +445,17 @@ class _Renderer:
                         i += 1
                     out.append(self.table(header, aligns, rows))
                     continue
-            item = _LIST_ITEM.match(line) or _EMPTY_ITEM.match(line)
+            item = (_LIST_ITEM.match(line) or _EMPTY_ITEM.match(line)) if nest else None
             if item and (not para or not item.group(2)[0].isdigit() or item.group(2).startswith("1")):
                 flush_para()
-                i = self.list_block(lines, i, out)
+                i = self.list_block(lines, i, out, depth)
                 continue
             para.append(line)
             i += 1
         flush_para()
         return out
 
-    def list_block(self, lines: list[str], i: int, out: list[str]) -> int:
+    def list_block(self, lines: list[str], i: int, out: list[str], depth: int = 0) -> int:
         """Render the list starting at ``lines[i]``; return the index after it."""
         n = len(lines)
         first = _LIST_ITEM.match(lines[i]) or _EMPTY_ITEM.match(lines[i])
@@ -463,7 +512,7 @@ class _Renderer:
             if task:
                 prefix = "☑ " if task.group(1).lower() == "x" else "☐ "
                 first_line = first_line[task.end() :]
-            inner = self.blocks([first_line, *body[1:]])
+            inner = self.blocks([first_line, *body[1:]], depth + 1)
             # A single paragraph item renders without the paragraph margins.
             if inner.startswith("<p>") and inner.count("<p>") == 1 and inner.endswith("</p>"):
                 inner = inner[3:-4]

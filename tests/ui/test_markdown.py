@@ -119,3 +119,52 @@ def test_any_input_renders_escaped(text: str) -> None:
     assert tags <= {"p", "br", "b", "i", "s", "code", "pre", "a", "h1", "h2", "h3", "h4", "h5", "h6", "ul",
                     "ol", "li", "table", "tr", "td", "th", "blockquote", "hr"}
     assert "\ue000" not in out and "\ue001" not in out
+
+
+@pytest.mark.parametrize(
+    ("src", "tag"),
+    [(">" * 700 + " boom", "<blockquote>"), ("- " * 400 + "x", "<ul"), ("1. " * 300 + "y", "<ol"),
+     ("> - " * 300 + "z", "<blockquote>")],
+)
+def test_deep_nesting_is_capped(src: str, tag: str) -> None:
+    out = render_markdown(src)  # raised RecursionError before the depth cap
+    assert 0 < out.count("<blockquote>") + out.count("<ul") + out.count("<ol") <= 16
+    assert out.count(tag) >= 8
+    # The markers past the cap stay visible as text, and the innermost text still renders.
+    assert any(w in out for w in ("boom", "x", "y", "z"))
+    assert any(m in out for m in ("&gt;&gt;", "- - ", "1. 1. ", "&gt; - "))
+
+
+def test_nesting_below_the_cap_still_nests() -> None:
+    out = render_markdown("> > > deep\n\n- a\n  - b\n    - c")
+    assert out.count("<blockquote>") == 3 and out.count("<ul") == 3
+
+
+@pytest.mark.parametrize("src", ["**a " * 20000, "*a " * 20000, "_a " * 20000, "~~a " * 20000,
+                                 "[a](" * 8000, "![a](" * 8000, "<http://a" * 8000])
+def test_unclosed_inline_openers_render_fast(src: str) -> None:
+    import time
+
+    t0 = time.perf_counter()
+    out = render_markdown(src)  # each took 8-37 s before (quadratic rescans)
+    assert time.perf_counter() - t0 < 2.0
+    assert "<b>" not in out and "<i>" not in out and "<s>" not in out and "<a href=\"a" not in out
+
+
+def test_emphasis_pairs_like_before() -> None:
+    out = render_markdown("**a __b** c__ *x* _y_ ~~z~~ a*b*c 2 * 3 * 4")
+    assert "<b>a __b</b> c__" in out
+    assert "<i>x</i> <i>y</i> <s>z</s>" in out
+    assert "a*b*c 2 * 3 * 4" in out
+
+
+def test_code_span_inside_link_text() -> None:
+    out = render_markdown("[`code` here](https://x.org) and [`a<b`](https://y.org)")
+    assert '<a href="https://x.org"><code>code</code> here</a>' in out
+    assert '<a href="https://y.org"><code>a&lt;b</code></a>' in out
+
+
+def test_link_url_with_parentheses() -> None:
+    out = render_markdown("[w](https://en.wikipedia.org/wiki/A_(b)) [j](javascript:alert(1))")
+    assert '<a href="https://en.wikipedia.org/wiki/A_(b)">w</a>' in out
+    assert 'href="javascript' not in out
