@@ -547,5 +547,9 @@ def render_markdown_blocks(text: str, theme: MarkdownTheme | None = None) -> lis
     """
     lines = text.replace("\r\n", "\n").replace("\r", "\n").replace("\t", "    ").split("\n")
     plain: dict[int, str] = {}
-    pieces = _Renderer(theme or MarkdownTheme()).block_list(lines, plain)
+    try:
+        pieces = _Renderer(theme or MarkdownTheme()).block_list(lines, plain)
+    except Exception:  # untrusted input must never break the transcript: show it as text instead
+        log.exception("Markdown rendering failed; showing %d characters as plain text", len(text))
+        return [MarkdownBlock(render_plain(text))]
     return [MarkdownBlock(piece, plain.get(i)) for i, piece in enumerate(pieces)]

@@ -168,3 +168,16 @@ def test_link_url_with_parentheses() -> None:
     out = render_markdown("[w](https://en.wikipedia.org/wiki/A_(b)) [j](javascript:alert(1))")
     assert '<a href="https://en.wikipedia.org/wiki/A_(b)">w</a>' in out
     assert 'href="javascript' not in out
+
+
+def test_a_renderer_failure_falls_back_to_escaped_plain_text(monkeypatch: Any, caplog: Any) -> None:
+    import desktop.ui.markdown as md
+
+    def broken(self: Any, lines: Any, plain: Any) -> Any:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(md._Renderer, "block_list", broken)
+    with caplog.at_level("ERROR", logger="desktop.ui.markdown"):
+        blocks = md.render_markdown_blocks("**bold** <img src=x>")
+    assert len(blocks) == 1 and "&lt;img src=x&gt;" in blocks[0].html and "<img" not in blocks[0].html
+    assert "plain text" in caplog.text
