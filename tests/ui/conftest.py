@@ -9,12 +9,33 @@ coroutine, and never ``loop.run_until_complete`` inside a test: create a task an
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Iterator
 from typing import Any
 
 import PySide6  # noqa: F401  (import the binding before qasync so it picks PySide6)
 import pytest
 import qasync
+
+
+@pytest.fixture(autouse=True)
+def collect_on_gui_thread(qapp: Any) -> Iterator[None]:
+    """Run every Qt test under the app's own rule: garbage is collected on the GUI thread only.
+
+    The fake provider serves from a thread; an automatic collection started there could destroy
+    a widget (or a qasync timer object) caught in a cycle from the wrong thread and crash Qt.
+    ``GuiThreadCollector`` is what ``desktop.app.main`` installs; a final collection at teardown
+    frees the test's cycles on this thread too.
+    """
+    from desktop.ui.gc_guard import GuiThreadCollector
+
+    collector = GuiThreadCollector(qapp)
+    try:
+        yield
+    finally:
+        collector.stop()
+        collector.deleteLater()
+        gc.collect()
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QComboBox, QLabel, QPlainTextEdit, QPushButton, QWidget
-from test_chat_node_support import NodeEnv, collect_on_gui_thread, fake_settings, make_env  # noqa: F401
+from test_chat_node_support import NodeEnv, fake_settings, make_env  # noqa: F401
 
 from desktop.core.project import new_node_state
 from desktop.testing import Fault, ToolCallSpec, Turn

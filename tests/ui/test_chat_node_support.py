@@ -4,7 +4,6 @@ loopback fake provider, with the project tools anchored in a temporary project f
 from __future__ import annotations
 
 import asyncio
-import gc
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,24 +62,6 @@ def fake_settings(fake: FakeProvider, api: str = "openai", *, model: str = "gpt-
         default_provider="fake",
         default_model=model,
     )
-
-
-@pytest.fixture(autouse=True)
-def collect_on_gui_thread() -> Iterator[None]:
-    """Collect garbage on the GUI thread after each test (set up first, so torn down last).
-
-    Python-owned QObjects caught in reference cycles (widgets, qasync's timer objects) would
-    otherwise be destroyed by whichever thread triggers the next collection — possibly the fake
-    provider's server thread — and Qt cannot unregister their timers from there.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.collect()
-        if was_enabled:
-            gc.enable()
 
 
 @pytest.fixture

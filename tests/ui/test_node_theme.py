@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtWidgets import QApplication, QMainWindow, QMdiArea
-from test_chat_node_support import NodeEnv, collect_on_gui_thread, make_env  # noqa: F401
+from test_chat_node_support import NodeEnv, make_env  # noqa: F401
 
 from desktop.core.chat.conversation import append_message
 from desktop.core.chat.types import Delta, Done

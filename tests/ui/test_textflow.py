@@ -8,7 +8,7 @@ from typing import Any
 
 from PySide6.QtCore import QPointF
 from PySide6.QtGui import QTextLayout, QTextOption
-from test_chat_node_support import NodeEnv, collect_on_gui_thread, make_env  # noqa: F401
+from test_chat_node_support import NodeEnv, make_env  # noqa: F401
 
 from desktop.core.chat.types import Delta, Done
 from desktop.ui.frames import FrameScheduler

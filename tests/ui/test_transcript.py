@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from test_chat_node_support import NodeEnv, collect_on_gui_thread, make_env  # noqa: F401
+from test_chat_node_support import NodeEnv, make_env  # noqa: F401
 
 from desktop.core.chat.conversation import create_conversation
 from desktop.core.chat.types import ChatMessage, Delta, Done, Usage
