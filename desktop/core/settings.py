@@ -716,6 +716,36 @@ def resolve_key(
     return KeyResolution(None, None)
 
 
+def choose_model(settings: Settings, provider_id: str | None, requested: str | None = None) -> str | None:
+    """The model a send to ``provider_id`` uses: the requested one, else (for the default provider
+    only) the default model, else the provider's first listed model; None when nothing is known."""
+    if requested:
+        return requested
+    provider_id = provider_id or settings.default_provider
+    if provider_id == settings.default_provider and settings.default_model:
+        return settings.default_model
+    provider = settings.provider(provider_id) if provider_id else None
+    if provider is not None and provider.models:
+        return provider.models[0]
+    return None
+
+
+def provider_config(
+    provider: ProviderSettings, *, key: str | None, model: str | None = None
+) -> ProviderConfig:
+    """The driver configuration for ``provider`` with the resolved ``key`` and ``model``."""
+    return ProviderConfig(
+        id=provider.id,
+        name=provider.name,
+        api=provider.api,
+        base_url=provider.base_url,
+        api_key=key,
+        model=model or None,
+        max_tokens=provider.max_tokens,
+        thinking_budget=provider.thinking_budget,
+    )
+
+
 def resolve_provider(
     settings: Settings,
     req: SendTarget,
@@ -736,18 +766,4 @@ def resolve_provider(
     resolution = resolve_key(provider, secrets, environ)
     if provider.needs_key and not resolution.key:
         return None
-    model = req.model
-    if not model and provider.id == settings.default_provider:
-        model = settings.default_model
-    if not model and provider.models:
-        model = provider.models[0]
-    return ProviderConfig(
-        id=provider.id,
-        name=provider.name,
-        api=provider.api,
-        base_url=provider.base_url,
-        api_key=resolution.key,
-        model=model or None,
-        max_tokens=provider.max_tokens,
-        thinking_budget=provider.thinking_budget,
-    )
+    return provider_config(provider, key=resolution.key, model=choose_model(settings, provider.id, req.model))

@@ -48,7 +48,7 @@ from desktop.core.chat.types import (
     UsageReport,
 )
 from desktop.core.project import NodeState
-from desktop.core.settings import Settings, price_overrides_as_prices
+from desktop.core.settings import Settings, choose_model, price_overrides_as_prices
 from desktop.ui.chat_input import SLASH_COMPLETIONS, ChatInput
 from desktop.ui.node_style import markdown_theme, node_colors, node_stylesheet
 from desktop.ui.services import AppServices
@@ -579,14 +579,7 @@ class ChatNodeWidget(QWidget):
         return self._model or self._effective_model()
 
     def _effective_model(self) -> str | None:
-        settings = self._settings()
-        provider_id = self._provider or settings.default_provider
-        if provider_id == settings.default_provider and settings.default_model:
-            return settings.default_model
-        provider = settings.provider(provider_id) if provider_id else None
-        if provider is not None and provider.models:
-            return provider.models[0]
-        return None
+        return choose_model(self._settings(), self._provider)
 
     def _meta_text(self, msg: ChatMessage) -> str:
         parts: list[str] = []

@@ -47,6 +47,7 @@ from desktop.core.settings import (
     SettingsError,
     env_var_for_provider,
     preset,
+    provider_config,
     resolve_key,
 )
 from desktop.ui.banner import Banner
@@ -719,8 +720,7 @@ class SettingsDialog(QDialog):
         if p.needs_key and not key:
             self.test_result.setText("Enter an API key first.")
             return None
-        return ProviderConfig(id=p.id, name=p.name, api=p.api, base_url=p.base_url, api_key=key,
-                              max_tokens=p.max_tokens, thinking_budget=p.thinking_budget)
+        return provider_config(p, key=key)
 
     def test_connection(self) -> asyncio.Task[None] | None:
         """List the provider's models in the background; the result shows next to the button."""
