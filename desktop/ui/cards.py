@@ -1,7 +1,12 @@
 """Cards shown inside a chat node's transcript: thinking block, tool card, permission card, error row.
 
 Every card exposes what it shows through ``toPlainText()`` (tests and screen readers read it) and
-real ``QPushButton`` s with the object names of DESIGN §2.5.
+real ``QPushButton`` s with the object names of ``docs/DESIGN.md`` §2.5.
+
+A permission request for a call whose ``path`` argument names a dotfile or anything inside a
+dot-folder (``.envrc``, ``.git/config``, ``.vscode/tasks.json``) is marked as dangerous: such files
+configure other programs (git hooks, the shell, editor tasks), so one approved write can make them
+run a command.
 """
 
 from __future__ import annotations
@@ -9,9 +14,11 @@ from __future__ import annotations
 import html
 import json
 import logging
+import re
+from typing import Literal, TypeAlias
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFontDatabase, QResizeEvent, QTextCursor
+from PySide6.QtGui import QFont, QFontDatabase, QResizeEvent, QTextCursor
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -29,14 +36,26 @@ from desktop.core.chat.types import ToolCall
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "CardDecision",
+    "CardMark",
+    "dotted_path",
     "ThinkingBlock",
     "ToolCard",
     "PermissionCard",
     "ErrorRow",
     "summarize_args",
+    "danger_warning_text",
+    "DANGER_BUTTON_STYLE",
     "pretty_args",
     "STATUS_TEXT",
 ]
+
+CardDecision: TypeAlias = Literal["approve", "deny", "always"]
+"""What the permission card's three buttons decide (``approveButton``, ``denyButton``,
+``alwaysAllowButton``); the ``decided`` signals carry it as a ``str``."""
+CardMark: TypeAlias = Literal["approve", "deny", "always", "interrupted"]
+"""What a card can be marked with: a ``CardDecision``, or ``interrupted`` for a call that waits
+for an approval no running loop will ever read (a persisted call)."""
 
 STATUS_TEXT: dict[str, str] = {
     "awaiting_approval": "needs approval",
@@ -85,7 +104,36 @@ def summarize_args(args_json: str, limit: int = 90) -> str:
     return summary
 
 
-def _mono_font() -> object:
+_PATH_SEPARATORS = re.compile(r"[/\\]")
+
+
+def dotted_path(args_json: str) -> str | None:
+    """The ``path`` argument of a call when it names a dotfile or something inside a dot-folder.
+
+    Any component that starts with ``.`` counts (``.envrc``, ``.git/config``, ``a/.vscode/x``,
+    ``..``), except ``.`` itself (the current folder); both ``/`` and ``\\`` separate components.
+
+    Args:
+        args_json: the call's arguments as JSON text.
+
+    Returns:
+        The path as given, or None when there is no string ``path`` argument or it has no such
+        component.
+    """
+    try:
+        args = json.loads(args_json) if args_json.strip() else None
+    except ValueError:
+        return None
+    path = args.get("path") if isinstance(args, dict) else None
+    if not isinstance(path, str):
+        return None
+    for part in _PATH_SEPARATORS.split(path):
+        if part.startswith(".") and part != ".":
+            return path
+    return None
+
+
+def _mono_font() -> QFont:
     return QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
 
 
@@ -165,10 +213,6 @@ class ThinkingBlock(QFrame):
         """True when the reasoning text is shown."""
         return self.toggle.isChecked()
 
-    def set_expanded(self, expanded: bool) -> None:
-        """Show or hide the reasoning text."""
-        self.toggle.setChecked(expanded)
-
     def set_text(self, text: str, *, streaming: bool) -> None:
         """Update the reasoning text (the body only does work while expanded)."""
         changed = text != self._text or streaming != self._streaming
@@ -198,11 +242,36 @@ class ThinkingBlock(QFrame):
         self.toggle.setAccessibleName("Show reasoning" if not self.toggle.isChecked() else "Hide reasoning")
 
 
+DANGER_BUTTON_STYLE = (
+    "QPushButton { background: #c62828; color: #ffffff; border: 1px solid #8e1b1b; font-weight: 600; }"
+    " QPushButton:hover { background: #b71c1c; }"
+    " QPushButton:disabled { background: #d98c8c; color: #f5f5f5; }"
+)
+"""The Approve button of a dangerous request: white on red, readable on light and dark nodes.
+
+Set on the button itself: a widget's own style sheet wins over the node's ``approveButton`` rule."""
+
+
+def danger_warning_text(path: str) -> str:
+    """The warning a permission card shows for a write to the dotfile or dot-folder ``path``."""
+    return (
+        f"Warning: {path!r} is a dotfile or inside a dot-folder. Files like this configure other "
+        "programs (git, the shell, editors): changing it can change how tools or the shell behave, "
+        "and even make them run a command. Approve only if you expected this."
+    )
+
+
 class PermissionCard(QFrame):
     """Inline approval request for one tool call: the full arguments and three real buttons.
 
+    A call whose ``path`` argument names a dotfile or dot-folder (``dotted_path``) also shows a
+    warning line (``dangerWarning``) and a red Approve button (property ``danger`` true).
+
     Signals:
-        decided(str, str): ``(call_id, decision)`` with decision ``approve``, ``deny`` or ``always``.
+        decided(str, str): ``(call_id, decision)``; the decision is a ``CardDecision``.
+
+    Attributes:
+        danger_label: the warning line, or None when the request is not marked dangerous.
     """
 
     decided = Signal(str, str)
@@ -220,8 +289,21 @@ class PermissionCard(QFrame):
         title.setTextFormat(Qt.TextFormat.RichText)
         title.setWordWrap(True)
         lay.addWidget(title)
+        self.danger_label: QLabel | None = None
+        danger_path = dotted_path(call.args_json)
+        if danger_path is not None:
+            # Model-controlled text: plain text only, never rich text.
+            self.danger_label = QLabel(danger_warning_text(danger_path), self)
+            self.danger_label.setObjectName("dangerWarning")
+            self.danger_label.setTextFormat(Qt.TextFormat.PlainText)
+            self.danger_label.setWordWrap(True)
+            bold = self.danger_label.font()
+            bold.setBold(True)
+            self.danger_label.setFont(bold)
+            self.danger_label.setAccessibleName("Warning")
+            lay.addWidget(self.danger_label)
         self.args_view = _FitPlainText("permissionArgs", 16, self)
-        self.args_view.setFont(_mono_font())  # type: ignore[arg-type]
+        self.args_view.setFont(_mono_font())
         self.args_view.set_text(pretty_args(call.args_json))
         self.args_view.setAccessibleName(f"Arguments of {call.name}")
         lay.addWidget(self.args_view)
@@ -233,11 +315,15 @@ class PermissionCard(QFrame):
         self.deny_button.setObjectName("denyButton")
         self.always_button = QPushButton("Always allow this tool in this node", self)
         self.always_button.setObjectName("alwaysAllowButton")
-        for button, decision in (
+        self.approve_button.setProperty("danger", danger_path is not None)
+        if danger_path is not None:
+            self.approve_button.setStyleSheet(DANGER_BUTTON_STYLE)
+        buttons: tuple[tuple[QPushButton, CardDecision], ...] = (
             (self.approve_button, "approve"),
             (self.deny_button, "deny"),
             (self.always_button, "always"),
-        ):
+        )
+        for button, decision in buttons:
             button.setCursor(Qt.CursorShape.PointingHandCursor)
             button.setAutoDefault(False)
             button.clicked.connect(lambda _c=False, d=decision: self._decide(d))
@@ -245,14 +331,18 @@ class PermissionCard(QFrame):
         row.addStretch(1)
         lay.addLayout(row)
 
-    def _decide(self, decision: str) -> None:
+    def _decide(self, decision: CardDecision) -> None:
         for button in (self.approve_button, self.deny_button, self.always_button):
             button.setEnabled(False)
         self.decided.emit(self.call_id, decision)
 
     def toPlainText(self) -> str:  # noqa: N802
-        """What the card shows, as text."""
-        return f"Allow {self.tool_name} to run with these arguments?\n{self.args_view.toPlainText()}"
+        """What the card shows, as text: the question, the warning (if any) and the arguments."""
+        lines = [f"Allow {self.tool_name} to run with these arguments?"]
+        if self.danger_label is not None:
+            lines.append(self.danger_label.text())
+        lines.append(self.args_view.toPlainText())
+        return "\n".join(lines)
 
 
 def _esc(text: str) -> str:
@@ -266,7 +356,8 @@ class ToolCard(QFrame):
     ``PermissionCard``; it is removed as soon as a decision is made or the status moves on.
 
     Signals:
-        decided(str, str): forwarded from the permission card.
+        decided(str, str): ``(call_id, decision)`` forwarded from the permission card; the
+            decision is a ``CardDecision``.
     """
 
     decided = Signal(str, str)
@@ -277,7 +368,7 @@ class ToolCard(QFrame):
         self.call = call.copy()
         self.permission: PermissionCard | None = None
         self._decided = False
-        self._decision = ""
+        self._decision: CardMark | None = None
         lay = QVBoxLayout(self)
         lay.setContentsMargins(10, 6, 10, 6)
         lay.setSpacing(4)
@@ -306,7 +397,7 @@ class ToolCard(QFrame):
         head.addWidget(self.result_toggle)
         lay.addLayout(head)
         self.result_view = _FitPlainText("toolResult", 12, self)
-        self.result_view.setFont(_mono_font())  # type: ignore[arg-type]
+        self.result_view.setFont(_mono_font())
         self.result_view.setVisible(False)
         lay.addWidget(self.result_view)
         self._layout = lay
@@ -347,8 +438,13 @@ class ToolCard(QFrame):
         else:
             self._drop_permission()
 
-    def mark_decided(self, decision: str) -> None:
-        """A decision was sent for this call: turn into the normal card state right away."""
+    def mark_decided(self, decision: CardMark) -> None:
+        """A decision was sent for this call: turn into the normal card state right away.
+
+        Args:
+            decision: the user's ``CardDecision``, or ``interrupted`` for a call no running loop
+                waits for.
+        """
         self._decided = True
         self._decision = decision
         self._drop_permission()
@@ -379,7 +475,7 @@ class ToolCard(QFrame):
             self._layout.removeWidget(card)
             card.deleteLater()
 
-    def _on_decided(self, call_id: str, decision: str) -> None:
+    def _on_decided(self, call_id: str, decision: CardDecision) -> None:
         self.decided.emit(call_id, decision)
 
     def _update_toggle_text(self) -> None:
@@ -391,10 +487,6 @@ class ToolCard(QFrame):
             self.result_view.set_text(self.call.result or "")
         self.result_view.setVisible(checked)
         self._update_toggle_text()
-
-    def set_result_expanded(self, expanded: bool) -> None:
-        """Show or hide the result text."""
-        self.result_toggle.setChecked(expanded)
 
     def toPlainText(self) -> str:  # noqa: N802
         """What the card shows, as text: name, arguments, status and result."""

@@ -6,7 +6,7 @@ import logging
 
 from PySide6.QtCore import QStringListModel, Qt, Signal
 from PySide6.QtGui import QKeyEvent, QTextCursor
-from PySide6.QtWidgets import QCompleter, QPlainTextEdit, QSizePolicy, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QCompleter, QPlainTextEdit, QSizePolicy, QWidget
 
 log = logging.getLogger(__name__)
 
@@ -49,8 +49,7 @@ class ChatInput(QPlainTextEdit):
         self._completer.setCompletionMode(QCompleter.CompletionMode.PopupCompletion)
         self._completer.setWidget(self)
         self._completer.activated.connect(self._insert_completion)
-        popup = self._completer.popup()
-        popup.setObjectName("slashPopup")
+        self._popup().setObjectName("slashPopup")
         for row, (_name, help_text) in enumerate(SLASH_COMPLETIONS):
             self._model.setData(self._model.index(row), help_text, Qt.ItemDataRole.ToolTipRole)
         self.textChanged.connect(self._fit)
@@ -63,14 +62,21 @@ class ChatInput(QPlainTextEdit):
 
     def completion_visible(self) -> bool:
         """True while the completion popup is shown."""
-        return bool(self._completer.popup().isVisible())
+        return self._popup().isVisible()
+
+    def _popup(self) -> QAbstractItemView:
+        """The completer's popup list (``slashPopup``); the completer creates it on first use."""
+        popup = self._completer.popup()
+        if popup is None:  # pragma: no cover - QCompleter.popup() always creates one
+            raise RuntimeError("the slash-command completer has no popup")
+        return popup
 
     # -- behaviour
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
         """Enter submits, Shift+Enter inserts a newline; keys drive the popup while it is open."""
         key = event.key()
-        popup = self._completer.popup()
+        popup = self._popup()
         if popup.isVisible() and key in (
             Qt.Key.Key_Enter,
             Qt.Key.Key_Return,
@@ -105,11 +111,11 @@ class ChatInput(QPlainTextEdit):
         cursor = self.textCursor()
         cursor.movePosition(QTextCursor.MoveOperation.End)
         self.setTextCursor(cursor)
-        self._completer.popup().hide()
+        self._popup().hide()
 
     def _update_completion(self) -> None:
         text = self.toPlainText()
-        popup = self._completer.popup()
+        popup = self._popup()
         if text.startswith("/") and " " not in text and "\n" not in text and self.hasFocus():
             self._completer.setCompletionPrefix(text)
             if self._completer.completionCount() > 0 and text not in {n for n, _ in SLASH_COMPLETIONS}:
@@ -120,10 +126,6 @@ class ChatInput(QPlainTextEdit):
                 return
         if popup.isVisible():
             popup.hide()
-
-    def show_completions(self) -> None:
-        """Open the completion popup for the current text (also used by tests)."""
-        self._update_completion()
 
     def _fit(self) -> None:
         doc_lines = max(1, int(self.document().documentLayout().documentSize().height()))

@@ -1,0 +1,489 @@
+"""The widgets of one transcript message each: user bubble, note, assistant answer, orphan tool result.
+
+A view shows one ``ChatMessage`` and is brought up to date with ``sync(msg, live=...)``. Views know
+nothing of the transcript that holds them: what they need (the Markdown theme, the meta-line
+formatter) is handed in, and what the transcript must learn (a tool card was created, a permission
+was decided) is emitted as a signal.
+
+An assistant message being streamed ("live") shows its complete lines as Markdown (re-rendered at
+most every ``LIVE_MARKDOWN_INTERVAL`` seconds while they fit in ``LIVE_MARKDOWN_LIMIT``
+characters) and the rest as plain text in a ``TextFlowView``, whose appends cost O(new text)
+however long the paragraph. Once complete it is rendered as Markdown; a long paragraph without
+inline markup stays in a ``TextFlowView``.
+
+Every view answers ``toPlainText()`` (and ``text()``) with what it shows.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from PySide6.QtCore import QPoint, Qt, Signal
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QMenu,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.core.chat.types import ChatMessage, ToolCall
+from desktop.ui.cards import ThinkingBlock, ToolCard
+from desktop.ui.markdown import MarkdownBlock, MarkdownTheme, render_markdown_blocks
+from desktop.ui.markdown_view import MarkdownView, copy_to_clipboard
+from desktop.ui.textflow import TextFlowView
+
+__all__ = [
+    "MessageView",
+    "UserMessageView",
+    "NoteMessageView",
+    "AssistantMessageView",
+    "ToolMessageView",
+    "MessageBody",
+    "Segment",
+    "body_segments",
+    "LIVE_MARKDOWN_LIMIT",
+    "LIVE_MARKDOWN_INTERVAL",
+    "PLAIN_SEGMENT_CHARS",
+    "BLOCK_GAP",
+]
+
+LIVE_MARKDOWN_LIMIT = 6000
+"""While streaming, complete lines are rendered as Markdown only up to this many characters."""
+LIVE_MARKDOWN_INTERVAL = 0.25
+"""While streaming, the Markdown part is re-rendered at most this often (seconds)."""
+PLAIN_SEGMENT_CHARS = 2000
+"""A paragraph without inline markup at least this long is shown by a ``TextFlowView``."""
+BLOCK_GAP = 12
+"""Space between two stacked body segments: Qt's collapsed margin between two paragraphs."""
+
+Segment = tuple[str, str, int]
+"""What one body segment shows: ``("html", html, top_gap)`` or ``("plain", text, top_gap)``."""
+
+
+def body_segments(blocks: list[MarkdownBlock]) -> list[Segment]:
+    """Group rendered blocks into body segments.
+
+    Consecutive blocks share one rich-text segment, except paragraphs of at least
+    ``PLAIN_SEGMENT_CHARS`` characters without inline markup: those get a plain segment, whose
+    layout does not have to be redone as one huge paragraph (and is reused from the live view).
+
+    Args:
+        blocks: the rendered blocks of one message, in order.
+
+    Returns:
+        The segments to show, in order; the first has no top gap.
+    """
+    out: list[Segment] = []
+    html: list[str] = []
+
+    def flush() -> None:
+        if html:
+            out.append(("html", "".join(html), BLOCK_GAP if out else 0))
+            html.clear()
+
+    for block in blocks:
+        if block.plain is not None and len(block.plain) >= PLAIN_SEGMENT_CHARS:
+            flush()
+            out.append(("plain", block.plain, BLOCK_GAP if out else 0))
+        else:
+            html.append(block.html)
+    flush()
+    return out
+
+
+class MessageBody(QWidget):
+    """The body of an assistant message: rich-text and plain-text segments, stacked.
+
+    Its object name is ``messageBodyStack``; each rich-text segment is a ``MarkdownView``
+    (``messageBody``). Usually there is one. A long paragraph without markup, and the line being
+    streamed, are shown by a ``TextFlowView`` whose appends cost O(new text) instead of
+    O(paragraph).
+
+    Attributes:
+        segments: the segment widgets shown, top to bottom.
+        copy_message: handed to each segment for its "Copy message" context-menu entry.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("messageBodyStack")
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self._lay = QVBoxLayout(self)
+        self._lay.setContentsMargins(0, 0, 0, 0)
+        self._lay.setSpacing(0)
+        self.segments: list[MarkdownView | TextFlowView] = []
+        self.copy_message: Callable[[], None] | None = None
+        self._accessible = ""
+
+    def setAccessibleName(self, name: str) -> None:  # noqa: N802 - Qt naming
+        """Name the body and each of its segments (screen readers)."""
+        super().setAccessibleName(name)
+        self._accessible = name
+        for seg in self.segments:
+            seg.setAccessibleName(name)
+
+    def show_segments(self, specs: list[Segment], theme: MarkdownTheme) -> None:
+        """Show ``specs``, reusing the segment widgets already there (same position and kind)."""
+        for i, (kind, payload, gap) in enumerate(specs):
+            seg = self.segments[i] if i < len(self.segments) else None
+            want = MarkdownView if kind == "html" else TextFlowView
+            if type(seg) is not want:
+                new = want(self)
+                new.copy_message = self.copy_message
+                new.setAccessibleName(self._accessible)
+                if seg is None:
+                    self.segments.append(new)
+                    self._lay.addWidget(new)
+                else:
+                    self._lay.replaceWidget(seg, new)
+                    seg.hide()
+                    seg.deleteLater()
+                    self.segments[i] = new
+                seg = new
+            if isinstance(seg, MarkdownView):
+                seg.set_html(payload, theme)
+            else:
+                seg.set_color(theme.text)
+                seg.set_text(payload)
+            seg.set_top_gap(gap)
+        for seg in self.segments[len(specs) :]:
+            self._lay.removeWidget(seg)
+            seg.hide()
+            seg.deleteLater()
+        del self.segments[len(specs) :]
+
+    def clear(self) -> None:
+        """Show nothing."""
+        self.show_segments([], MarkdownTheme())
+
+    def toPlainText(self) -> str:  # noqa: N802 - Qt naming
+        """The text of the segments, one segment per line."""
+        return "\n".join(seg.toPlainText() for seg in self.segments)
+
+
+class MessageView(QFrame):
+    """Base of the per-message widgets (object name ``message``, property ``role``).
+
+    Attributes:
+        message_id: the id of the message shown.
+        role: its role.
+    """
+
+    def __init__(self, msg: ChatMessage, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("message")
+        self.message_id = msg.id
+        self.role = msg.role
+        self.setProperty("role", msg.role)
+        self._source = msg.content
+
+    def sync(self, msg: ChatMessage, *, live: bool) -> None:
+        """Show the latest state of ``msg`` (same id); ``live`` while it is being streamed."""
+        raise NotImplementedError
+
+    def toPlainText(self) -> str:  # noqa: N802 - Qt naming, read by tests and accessibility
+        """What the widget shows, as text."""
+        raise NotImplementedError
+
+    def text(self) -> str:
+        """Same as ``toPlainText()``."""
+        return self.toPlainText()
+
+    def copy_message(self) -> None:
+        """Copy the message's raw text (Markdown for assistant messages) to the clipboard."""
+        copy_to_clipboard(self._source)
+
+
+class _CopyLabel(QLabel):
+    """A selectable plain-text label whose context menu also copies the whole message."""
+
+    def __init__(self, object_name: str, owner: MessageView, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName(object_name)
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setWordWrap(True)
+        self.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFlag.TextSelectableByKeyboard
+        )
+        self._owner = owner
+        self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.customContextMenuRequested.connect(self._menu)
+
+    def _menu(self, pos: QPoint) -> None:
+        menu = QMenu(self)
+        if self.hasSelectedText():
+            sel = self.selectedText()
+            menu.addAction("Copy selection").triggered.connect(lambda: copy_to_clipboard(sel))
+        menu.addAction("Copy message").triggered.connect(self._owner.copy_message)
+        menu.exec(self.mapToGlobal(pos))
+        menu.deleteLater()
+
+
+class UserMessageView(MessageView):
+    """A user message: plain text (``userText``) in a rounded bubble (``userBubble``) on the right."""
+
+    def __init__(self, msg: ChatMessage, parent: QWidget | None = None) -> None:
+        super().__init__(msg, parent)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(48, 2, 0, 2)
+        row.addStretch(1)
+        self.bubble = QFrame(self)
+        self.bubble.setObjectName("userBubble")
+        self.bubble.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Preferred)
+        inner = QVBoxLayout(self.bubble)
+        inner.setContentsMargins(12, 8, 12, 8)
+        self._natural = -1
+        self.label = _CopyLabel("userText", self, self.bubble)
+        self.label.setAccessibleName("You")
+        inner.addWidget(self.label)
+        row.addWidget(self.bubble)
+        self.sync(msg, live=False)
+
+    def sync(self, msg: ChatMessage, *, live: bool) -> None:
+        """Show the latest text."""
+        self._source = msg.content
+        if self.label.text() != msg.content:
+            self.label.setText(msg.content)
+            self._natural = -1
+            self._fit_width()
+
+    def toPlainText(self) -> str:  # noqa: N802
+        """The user's text."""
+        return self.label.text()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        """Keep the bubble as wide as its text, at most 80 % of the row."""
+        super().resizeEvent(event)
+        self._fit_width()
+
+    def _fit_width(self) -> None:
+        if getattr(self, "_natural", -1) < 0:
+            fm = self.label.fontMetrics()
+            lines = self.label.text().split("\n")[:200]
+            self._natural = max((fm.horizontalAdvance(line) for line in lines), default=0) + 6
+        limit = max(120, int(self.width() * 0.8) - 26)
+        width = min(self._natural, limit)
+        if self.label.width() != width or self.label.minimumWidth() != width:
+            self.label.setFixedWidth(width)
+
+
+class NoteMessageView(MessageView):
+    """A local note (or a system message): subtle, italic (``noteText``), never sent to the model."""
+
+    def __init__(self, msg: ChatMessage, parent: QWidget | None = None) -> None:
+        super().__init__(msg, parent)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(4, 0, 4, 0)
+        row.setSpacing(6)
+        self.label = _CopyLabel("noteText", self, self)
+        self.label.setAccessibleName("Note" if msg.role == "note" else "System prompt")
+        row.addWidget(self.label, 1)
+        self.sync(msg, live=False)
+
+    def sync(self, msg: ChatMessage, *, live: bool) -> None:
+        """Show the latest text."""
+        self._source = msg.content
+        text = msg.content if msg.role == "note" else f"System: {msg.content}"
+        if self.label.text() != text:
+            self.label.setText(text)
+
+    def toPlainText(self) -> str:  # noqa: N802
+        """The note's text."""
+        return self.label.text()
+
+
+class AssistantMessageView(MessageView):
+    """An assistant message: thinking block, Markdown body, tool cards and a meta line.
+
+    The view shows nothing until its first ``sync``: connect its signals before that, so the
+    cards of the calls already in the message are announced too.
+
+    Signals:
+        card_created(str, object): ``(call_id, card)`` when the view creates the ``ToolCard`` of a
+            call. Emitted before the card is laid out, so a receiver connected directly can still
+            mark it decided (``ToolCard.mark_decided``).
+        card_decided(str, str): ``(call_id, decision)`` forwarded from a card's permission buttons;
+            the decision is a ``desktop.ui.cards.CardDecision``.
+
+    Attributes:
+        theme: the Markdown theme the body is rendered with (change it with ``set_theme``).
+        meta_text: formats the meta line under the message (model, tokens, cost).
+        cards: the tool cards shown, by call id.
+    """
+
+    card_created = Signal(str, object)
+    card_decided = Signal(str, str)
+
+    def __init__(
+        self,
+        msg: ChatMessage,
+        *,
+        theme: MarkdownTheme,
+        meta_text: Callable[[ChatMessage], str],
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(msg, parent)
+        self.theme = theme
+        self.meta_text = meta_text
+        self._source = ""
+        self._shown = ""
+        self._rendered_final = False
+        self._last_md = 0.0
+        self._md_cut = -1  # while live: content[:cut] is shown as Markdown, content[cut + 1:] as plain text
+        self._prefix: list[Segment] = []
+        self._meta_key: object = None
+        self.thinking: ThinkingBlock | None = None
+        self.cards: dict[str, ToolCard] = {}
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 2, 4, 2)
+        lay.setSpacing(4)
+        self._lay = lay
+        self.body = MessageBody(self)
+        self.body.copy_message = self.copy_message
+        self.body.setAccessibleName("Assistant")
+        self.body.setVisible(False)
+        lay.addWidget(self.body)
+        self._cards_box = QVBoxLayout()
+        self._cards_box.setSpacing(4)
+        self._cards_box.setContentsMargins(0, 0, 0, 0)
+        lay.addLayout(self._cards_box)
+        meta = QHBoxLayout()
+        meta.setSpacing(8)
+        meta.setContentsMargins(0, 0, 0, 0)
+        self.meta_label = QLabel(self)
+        self.meta_label.setObjectName("messageMeta")
+        self.stopped_label = QLabel("■ stopped", self)
+        self.stopped_label.setObjectName("stoppedMark")
+        self.stopped_label.setVisible(False)
+        self.copy_button = QToolButton(self)
+        self.copy_button.setObjectName("copyButton")
+        self.copy_button.setText("Copy")
+        self.copy_button.setToolTip("Copy this message as Markdown")
+        self.copy_button.setAccessibleName("Copy message")
+        self.copy_button.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.copy_button.clicked.connect(self.copy_message)
+        meta.addWidget(self.stopped_label)
+        meta.addWidget(self.meta_label)
+        meta.addStretch(1)
+        meta.addWidget(self.copy_button)
+        lay.addLayout(meta)
+
+    # -- rendering
+
+    def sync(self, msg: ChatMessage, *, live: bool) -> None:
+        """Show the latest state; while ``live`` only new text is appended."""
+        if msg.thinking:
+            if self.thinking is None:
+                self.thinking = ThinkingBlock(self)
+                self._lay.insertWidget(0, self.thinking)
+            self.thinking.set_text(msg.thinking, streaming=live and not msg.content and not msg.tool_calls)
+        self._sync_body(msg.content, live)
+        if msg.tool_calls:
+            for call in msg.tool_calls:
+                self.upsert_call(call)
+        stopped = msg.stopped
+        if stopped != self.stopped_label.isVisible():
+            self.stopped_label.setVisible(stopped)
+        meta_key = (msg.model, msg.usage, live)
+        if meta_key != self._meta_key:
+            self._meta_key = meta_key
+            self.meta_label.setText(self.meta_text(msg) if not live or msg.usage else "")
+        self.copy_button.setVisible(bool(msg.content) and not live)
+
+    def _sync_body(self, content: str, live: bool) -> None:
+        theme = self.theme
+        self._source = content
+        if not content:
+            if self.body.isVisible() or self._shown:
+                self.body.clear()
+                self.body.setVisible(False)
+                self._shown = ""
+                self._md_cut = -1
+                self._prefix = []
+            return
+        if not self.body.isVisible():
+            self.body.setVisible(True)
+        if not live:
+            if not self._rendered_final or self._shown != content:
+                self.body.show_segments(body_segments(render_markdown_blocks(content, theme)), theme)
+                self._shown = content
+                self._rendered_final = True
+                self._md_cut = -1
+                self._prefix = []
+            return
+        self._rendered_final = False
+        # Live: the complete lines as Markdown (re-rendered at most every LIVE_MARKDOWN_INTERVAL, and
+        # only while they fit in LIVE_MARKDOWN_LIMIT), the rest as plain text in a TextFlowView.
+        if not content.startswith(self._shown):  # replaced rather than extended (rare): start over
+            self._md_cut = -1
+            self._prefix = []
+        cut = self._md_cut
+        now = time.monotonic()
+        if now - self._last_md >= LIVE_MARKDOWN_INTERVAL:
+            new_cut = content.rfind("\n", 0, LIVE_MARKDOWN_LIMIT + 1)
+            if new_cut > cut:
+                cut = new_cut
+                self._prefix = body_segments(render_markdown_blocks(content[:cut], theme))
+                self._last_md = now
+        self._md_cut = cut
+        gap = BLOCK_GAP if self._prefix and content[:cut].endswith("\n") else 0
+        self.body.show_segments([*self._prefix, ("plain", content[cut + 1 :], gap)], theme)
+        self._shown = content
+
+    def set_theme(self, theme: MarkdownTheme) -> None:
+        """Use ``theme`` from now on and re-render a finished body with it."""
+        self.theme = theme
+        if self._source and self._rendered_final:
+            self.body.show_segments(body_segments(render_markdown_blocks(self._source, theme)), theme)
+
+    def upsert_call(self, call: ToolCall) -> ToolCard:
+        """Create (and announce with ``card_created``) or update the card of ``call``."""
+        card = self.cards.get(call.id)
+        if card is None:
+            card = ToolCard(call, self)
+            self.cards[call.id] = card
+            self.card_created.emit(call.id, card)
+            card.decided.connect(self.card_decided)
+            self._cards_box.addWidget(card)
+        else:
+            card.update_call(call)
+        return card
+
+    def toPlainText(self) -> str:  # noqa: N802
+        """The rendered text of the body (plus tool cards, one per line)."""
+        parts = []
+        if self._source:
+            parts.append(self.body.toPlainText())
+        parts.extend(card.toPlainText() for card in self.cards.values())
+        return "\n".join(parts)
+
+
+class ToolMessageView(MessageView):
+    """A tool result whose call is not shown by any assistant message (orphan): its own card."""
+
+    def __init__(self, msg: ChatMessage, parent: QWidget | None = None) -> None:
+        super().__init__(msg, parent)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 2, 4, 2)
+        call = (msg.tool_calls or [ToolCall(id=msg.id, name="tool", args_json="", status="done")])[0]
+        self.card = ToolCard(call, self)
+        lay.addWidget(self.card)
+        self.sync(msg, live=False)
+
+    def sync(self, msg: ChatMessage, *, live: bool) -> None:
+        """Show the latest result."""
+        self._source = msg.content
+        if msg.tool_calls:
+            call = msg.tool_calls[0].copy()
+            call.result = msg.content
+            self.card.update_call(call)
+
+    def toPlainText(self) -> str:  # noqa: N802
+        """The card's text."""
+        return self.card.toPlainText()
