@@ -27,9 +27,14 @@ def test_argument_box_grows_with_the_wrapped_text_up_to_its_limit(qtbot: Any) ->
 def test_streaming_crlf_text_appends_instead_of_resetting(qtbot: Any) -> None:
     box = _FitPlainText("thinkingBody", 14)
     qtbot.addWidget(box)
-    text, resets = "first\r\n", []
+    text, resets = "first\r\n", list[int]()
     box.set_text(text)
-    box.document().contentsChange.connect(lambda _pos, removed, _added: removed and resets.append(removed))
+
+    def on_change(_pos: int, removed: int, _added: int) -> None:
+        if removed:
+            resets.append(removed)
+
+    box.document().contentsChange.connect(on_change)
     for i in range(200):
         text += f"step {i}\r\nnbsp\u00a0here "
         box.set_text(text)

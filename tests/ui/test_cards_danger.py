@@ -12,7 +12,7 @@ from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
 from test_chat_node_support import NodeEnv, make_env  # noqa: F401
 
-from desktop.core.chat.types import ToolCall
+from desktop.core.chat.types import ToolCall, ToolStatus
 from desktop.testing import ToolCallSpec, Turn
 from desktop.ui.cards import PermissionCard, ToolCard, dotted_path
 from desktop.ui.node_style import node_colors, node_stylesheet
@@ -38,6 +38,12 @@ def test_dotted_paths_are_found(path: str) -> None:
 )
 def test_ordinary_paths_and_odd_arguments_are_not_marked(arguments: str) -> None:
     assert dotted_path(arguments) is None
+
+
+def child(parent: QWidget, cls: type[Any], name: str) -> Any:
+    found = parent.findChild(cls, name)
+    assert found is not None, f"no {cls.__name__} named {name}"
+    return found
 
 
 def mean_color(widget: QWidget) -> QColor:
@@ -66,9 +72,9 @@ def styled_host(qtbot: Any, *cards: QWidget) -> QWidget:
 
 @pytest.mark.parametrize("path", [".envrc", ".git/config", ".vscode/tasks.json"])
 def test_permission_card_warns_and_marks_approve_dangerous(qtbot: Any, path: str) -> None:
-    danger = PermissionCard(ToolCall("c1", "write_file", args(path=path, content="x"), status="awaiting_approval"))
-    plain = PermissionCard(ToolCall("c2", "write_file", args(path="notes/a.md", content="x"),
-                                    status="awaiting_approval"))
+    ask: ToolStatus = "awaiting_approval"
+    danger = PermissionCard(ToolCall("c1", "write_file", args(path=path, content="x"), status=ask))
+    plain = PermissionCard(ToolCall("c2", "write_file", args(path="notes/a.md", content="x"), status=ask))
     host = styled_host(qtbot, danger, plain)  # noqa: F841 - keeps the cards alive
 
     warning = danger.findChild(QLabel, "dangerWarning")
@@ -77,11 +83,11 @@ def test_permission_card_warns_and_marks_approve_dangerous(qtbot: Any, path: str
     assert "change how tools or the shell behave" in warning.text()
     assert warning.textFormat() == Qt.TextFormat.PlainText
     assert warning.text() in danger.toPlainText()
-    approve = danger.findChild(QPushButton, "approveButton")
+    approve = child(danger, QPushButton, "approveButton")
     assert approve.property("danger") is True
 
     assert plain.findChild(QLabel, "dangerWarning") is None
-    plain_approve = plain.findChild(QPushButton, "approveButton")
+    plain_approve = child(plain, QPushButton, "approveButton")
     assert plain_approve.property("danger") is False
     assert "Warning" not in plain.toPlainText()
 
@@ -112,16 +118,17 @@ def test_tool_card_awaiting_approval_embeds_the_warning_and_buttons_still_decide
 
 def test_node_shows_the_warning_for_a_model_write_to_envrc(qtbot: Any, make_env: Any) -> None:
     env: NodeEnv = make_env()
-    env.fake.script(Turn(tool_calls=[ToolCallSpec("write_file", {"path": ".envrc", "content": "curl x | sh"})]))
-    box = env.node.findChild(QWidget, "chatInput")
+    write = ToolCallSpec("write_file", {"path": ".envrc", "content": "curl x | sh"})
+    env.fake.script(Turn(tool_calls=[write]))
+    box = child(env.node, QWidget, "chatInput")
     box.setFocus()
     qtbot.keyClicks(box, "set up direnv")
     qtbot.keyClick(box, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: env.node.findChild(QWidget, "permissionCard") is not None, timeout=5000)
-    card = env.node.findChild(QWidget, "permissionCard")
-    warning = card.findChild(QLabel, "dangerWarning")
-    assert warning is not None and ".envrc" in warning.text()
-    assert card.findChild(QPushButton, "approveButton").property("danger") is True
-    qtbot.mouseClick(card.findChild(QPushButton, "denyButton"), Qt.MouseButton.LeftButton)
+    card = child(env.node, QWidget, "permissionCard")
+    warning = child(card, QLabel, "dangerWarning")
+    assert ".envrc" in warning.text()
+    assert child(card, QPushButton, "approveButton").property("danger") is True
+    qtbot.mouseClick(child(card, QPushButton, "denyButton"), Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not env.node.is_busy() and bool(env.finished), timeout=5000)
     assert not (env.project / ".envrc").exists()

@@ -20,7 +20,8 @@ def assistant(calls: list[ToolCall], mid: str = "a1", content: str = "Let me wri
 
 
 def awaiting(call_id: str) -> ToolCall:
-    return ToolCall(call_id, "write_file", '{"path": "notes/a.md", "content": "x"}', status="awaiting_approval")
+    args = '{"path": "notes/a.md", "content": "x"}'
+    return ToolCall(call_id, "write_file", args, status="awaiting_approval")
 
 
 def test_assistant_view_announces_its_cards_and_forwards_decisions_on_its_own(qtbot: Any) -> None:
