@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import html
 import json
-import logging
 import re
 from typing import Literal, TypeAlias
 
@@ -32,8 +31,6 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.chat.types import ToolCall
-
-log = logging.getLogger(__name__)
 
 __all__ = [
     "CardDecision",

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import logging
-
 from PySide6.QtCore import QStringListModel, Qt, Signal
 from PySide6.QtGui import QKeyEvent, QTextCursor
 from PySide6.QtWidgets import QAbstractItemView, QCompleter, QPlainTextEdit, QSizePolicy, QWidget
-
-log = logging.getLogger(__name__)
 
 __all__ = ["ChatInput", "SLASH_COMPLETIONS"]
 

@@ -9,14 +9,14 @@ painted as is) and the tail restarts at the last line. Greedy line breaking only
 the frozen lines are exactly those a single layout of the whole text would produce.
 
 The view paints only the lines inside the exposed rectangle, supports mouse and keyboard
-selection (Ctrl+C, Ctrl+A, a context menu with "Copy message"), and answers ``toPlainText()`` /
-``text()`` with exactly the text it was given. Line breaks (``\\n``) are shown as line breaks.
+selection (Ctrl+C, Ctrl+A, a context menu with "Copy message (Markdown)"), and answers
+``toPlainText()`` / ``text()`` with exactly the text it was given. Line breaks (``\\n``) are shown
+as line breaks.
 """
 
 from __future__ import annotations
 
 import bisect
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -39,8 +39,6 @@ from PySide6.QtGui import (
     QTextOption,
 )
 from PySide6.QtWidgets import QMenu, QSizePolicy, QWidget
-
-log = logging.getLogger(__name__)
 
 __all__ = ["TextFlowView", "FREEZE_LINES", "PIECE_CHARS"]
 

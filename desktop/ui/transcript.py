@@ -26,7 +26,6 @@ Every message widget answers ``toPlainText()`` (and ``text()``) with what it sho
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from functools import partial
 
@@ -64,8 +63,6 @@ from desktop.ui.message_views import (
     UserMessageView,
     body_segments,
 )
-
-log = logging.getLogger(__name__)
 
 __all__ = [
     "Transcript",
