@@ -13,7 +13,7 @@ from PySide6.QtCore import QUrl
 from PySide6.QtGui import QTextDocument
 
 from desktop.ui.markdown import MarkdownTheme, render_markdown, safe_link
-from desktop.ui.transcript import MarkdownView
+from desktop.ui.markdown_view import MarkdownView
 
 
 def plain(html_text: str) -> str:

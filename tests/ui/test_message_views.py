@@ -125,3 +125,14 @@ def test_views_hold_no_reference_to_the_transcript(qtbot: Any) -> None:
     assert isinstance(view, AssistantMessageView)
     assert not any(value is transcript for value in vars(view).values())
     assert isinstance(view.parent(), QWidget) and view.parent() is not transcript
+
+
+def test_names_moved_out_of_the_transcript_module_stay_importable_from_it() -> None:
+    from desktop.ui import markdown_view, message_views, transcript
+
+    for name in ("MessageView", "UserMessageView", "NoteMessageView", "AssistantMessageView",
+                 "ToolMessageView", "MessageBody", "body_segments", "PLAIN_SEGMENT_CHARS"):
+        assert getattr(transcript, name) is getattr(message_views, name)
+    assert transcript.MarkdownView is markdown_view.MarkdownView
+    assert transcript.open_link is markdown_view.open_link
+    assert set(transcript.__all__) <= set(dir(transcript))
