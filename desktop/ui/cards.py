@@ -43,6 +43,7 @@ __all__ = [
     "summarize_args",
     "danger_warning_text",
     "DANGER_BUTTON_STYLE",
+    "DANGER_PATH_CHARS",
     "pretty_args",
     "STATUS_TEXT",
 ]
@@ -249,10 +250,21 @@ DANGER_BUTTON_STYLE = (
 Set on the button itself: a widget's own style sheet wins over the node's ``approveButton`` rule."""
 
 
+DANGER_PATH_CHARS = 300
+"""A longer path is shortened (with an ellipsis) in the warning line."""
+
+
 def danger_warning_text(path: str) -> str:
-    """The warning a permission card shows for a write to the dotfile or dot-folder ``path``."""
+    """The warning a permission card shows for a write to the dotfile or dot-folder ``path``.
+
+    The path is shown as a Python string literal, so control and invisible characters (a newline,
+    a right-to-left override) are shown as escapes instead of disguising the name.
+    """
+    shown = repr(path)
+    if len(shown) > DANGER_PATH_CHARS:
+        shown = shown[: DANGER_PATH_CHARS - 1] + "…"
     return (
-        f"Warning: {path!r} is a dotfile or inside a dot-folder. Files like this configure other "
+        f"Warning: {shown} is a dotfile or inside a dot-folder. Files like this configure other "
         "programs (git, the shell, editors): changing it can change how tools or the shell behave, "
         "and even make them run a command. Approve only if you expected this."
     )

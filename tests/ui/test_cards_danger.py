@@ -132,3 +132,14 @@ def test_node_shows_the_warning_for_a_model_write_to_envrc(qtbot: Any, make_env:
     qtbot.mouseClick(child(card, QPushButton, "denyButton"), Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not env.node.is_busy() and bool(env.finished), timeout=5000)
     assert not (env.project / ".envrc").exists()
+
+
+def test_the_warning_shows_a_disguised_or_huge_path_escaped_and_bounded() -> None:
+    from desktop.ui.cards import DANGER_PATH_CHARS, danger_warning_text
+
+    disguised = danger_warning_text(".git/hooks/\u202etxt.sh\nfake line")
+    assert "\\u202e" in disguised and "\\n" in disguised
+    assert "\u202e" not in disguised and "\n" not in disguised
+    huge = danger_warning_text("." + "a" * 50_000)
+    assert len(huge) < DANGER_PATH_CHARS + 300 and "…" in huge
+    assert "change how tools or the shell behave" in huge
