@@ -214,7 +214,7 @@ def test_retry_after_http_500(qtbot: Any, make_env: Any) -> None:
 def test_no_provider_error_is_shown_by_the_node(qtbot: Any, make_env: Any) -> None:
     env = make_env()
     env.settings.default_provider = None
-    env.node._provider = None
+    env.node.model_choice.provider = None
     env.node.submit("anyone there?")
     qtbot.waitUntil(lambda: env.node.transcript.error_text() is not None, timeout=5000)
     assert "no chat provider configured" in (env.node.transcript.error_text() or "")
