@@ -194,3 +194,61 @@ def test_removed_provider_loses_its_key(qtbot: Any, make_context: Any, memory_ke
     dialog.accept()
     assert ctx.settings.provider("deepseek") is None
     assert ("chatnodes", "deepseek") not in memory_keyring.passwords
+
+
+@pytest.mark.parametrize("bad", ["\n", "\r", "\t", "\x00", "\x1b", "\x7f", "\x85", "\x9b"])
+def test_a_pasted_key_with_a_control_character_is_refused_and_never_stored(
+        qtbot: Any, make_context: Any, memory_keyring: Any, tmp_path: Any, bad: str) -> None:
+    from PySide6.QtGui import QGuiApplication
+    from PySide6.QtWidgets import QLabel
+
+    ctx = make_context()
+    dialog = _dialog(qtbot, ctx)
+    dialog.select_provider("openai")
+    edit = dialog.findChild(QLineEdit, "apiKeyEdit")
+    error = dialog.findChild(QLabel, "keyErrorLabel")
+    assert not error.isVisible()
+    pasted = KEY[:10] + bad + KEY[10:]
+    QGuiApplication.clipboard().setText(pasted)
+    edit.setFocus()
+    edit.paste()  # what Ctrl+V does: textEdited carries the text with the control character
+    assert edit.text() == pasted
+    assert error.isVisible()
+    assert "not accepted" in error.text() and KEY[:10] not in error.text() and KEY[10:] not in error.text()
+    if bad in "\n\r":
+        assert "line break" in error.text()
+    elif bad == "\t":
+        assert "a tab" in error.text()
+    else:
+        assert f"U+{ord(bad):04X}" in error.text()
+    dialog.accept()
+    assert dialog.isVisible()  # OK is refused while the field holds the refused key
+    assert "control character" in dialog.error_label.text()
+    assert ("chatnodes", "openai") not in memory_keyring.passwords
+    assert not ctx.settings_store.path.exists()
+    # Fixing the key clears the error; only the clean key is stored.
+    edit.clear()
+    QGuiApplication.clipboard().setText(KEY)
+    edit.paste()
+    assert not error.isVisible()
+    dialog.accept()
+    assert not dialog.isVisible()
+    assert memory_keyring.passwords[("chatnodes", "openai")] == KEY
+    assert files_containing(tmp_path, KEY) == []
+
+
+def test_a_refused_key_is_dropped_when_another_provider_is_shown(
+        qtbot: Any, make_context: Any, memory_keyring: Any) -> None:
+    dialog = _dialog(qtbot, make_context())
+    dialog.select_provider("openai")
+    dialog.set_key(KEY + "\n")
+    assert dialog.key_error.isVisible()
+    assert dialog.test_connection() is None
+    assert dialog.test_result.text() == "Fix the API key first."
+    dialog.select_provider("anthropic")
+    assert not dialog.key_error.isVisible()
+    dialog.select_provider("openai")
+    assert dialog.key_edit.text() == ""  # the refused key was not kept anywhere
+    dialog.accept()
+    assert not dialog.isVisible()
+    assert ("chatnodes", "openai") not in memory_keyring.passwords
