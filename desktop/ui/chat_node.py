@@ -342,6 +342,7 @@ class ChatNodeWidget(QWidget):
             log.exception("stopping node %s failed", self.node_id)
         if self._send_task is not None and not self._send_task.done():
             self._send_task.cancel()
+        self._busy = False  # the run is the runtime's now: is_busy() follows it until it ends
         self.model_choice.shutdown()
         if self._bridge_connected:
             self._services.bridge.unsubscribe(self.node_id, self._on_node_event)
