@@ -59,19 +59,19 @@ from desktop.ui.transcript import Transcript
 
 log = logging.getLogger(__name__)
 
-__all__ = ["HELP_TEXT", "CardDecisionName", "ChatNodeWidget", "conversation_markdown", "token_totals"]
+__all__ = ["HELP_TEXT", "ChatNodeWidget", "conversation_markdown", "token_totals"]
 
-CardDecisionName: TypeAlias = Literal["approve", "deny", "always"]
+_CardDecision: TypeAlias = Literal["approve", "deny", "always"]
 """What a permission card reports (``Transcript.decision``): approve once, deny, or always allow."""
 
-_APPROVALS: dict[CardDecisionName, ApprovalDecision] = {
+_APPROVALS: dict[_CardDecision, ApprovalDecision] = {
     "approve": "approve",
     "always": "approve",
     "deny": "deny",
 }
 
 
-def _is_card_decision(value: str) -> TypeGuard[CardDecisionName]:
+def _is_card_decision(value: str) -> TypeGuard[_CardDecision]:
     return value in _APPROVALS
 
 
