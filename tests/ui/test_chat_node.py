@@ -454,3 +454,10 @@ def test_a_blank_node_says_how_to_start_and_the_hint_goes_once_there_are_message
     assert not hint.isVisible()
     type_and_enter(qtbot, env, "/clear")
     qtbot.waitUntil(hint.isVisible)
+
+
+def test_the_input_completes_exactly_the_commands_help_lists() -> None:
+    from desktop.core.chat.commands import COMMAND_HELP
+    from desktop.ui.chat_input import SLASH_COMPLETIONS
+
+    assert list(SLASH_COMPLETIONS) == list(COMMAND_HELP)
