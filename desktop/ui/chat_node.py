@@ -4,31 +4,29 @@ The node owns its ``Conversation``. Sending appends the user message and runs
 ``services.runtime.send`` in a task the node keeps; the runtime's events arrive through the
 bridge (``RuntimeBridge.subscribe``: only this node's events), are applied to the conversation
 with ``apply_event`` at once, and rendered by the transcript at most once per frame.
-Slash commands run locally.
+Slash commands run locally: ``desktop.core.chat.commands.run_command`` decides their effect and
+the node applies it. Export, token totals and the cost texts live in the Qt-free core too
+(``desktop.core.chat.export`` and ``summary``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import html
 import logging
-from collections.abc import Coroutine, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import Literal, TypeAlias, TypeGuard
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import (
-    QComboBox,
-    QFrame,
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QPushButton,
-    QSizePolicy,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
+from desktop.core.chat.commands import (
+    HELP_TEXT,
+    CommandContext,
+    CommandEffect,
+    archive_failed_note,
+    run_command,
+)
 from desktop.core.chat.conversation import (
     Conversation,
     append_message,
@@ -36,8 +34,11 @@ from desktop.core.chat.conversation import (
     apply_event,
     detect_slash_command,
 )
-from desktop.core.chat.cost import ConversationCost, Price, conversation_cost, format_cost, message_cost
+from desktop.core.chat.cost import ConversationCost, Price, conversation_cost
+from desktop.core.chat.export import conversation_markdown, token_totals
+from desktop.core.chat.loop import ApprovalDecision
 from desktop.core.chat.runtime import ChatSendRequest, ChatSendResult
+from desktop.core.chat.summary import message_meta
 from desktop.core.chat.types import (
     ChatEvent,
     ChatMessage,
@@ -48,84 +49,30 @@ from desktop.core.chat.types import (
     UsageReport,
 )
 from desktop.core.project import NodeState
-from desktop.core.settings import Settings, choose_model, price_overrides_as_prices
-from desktop.ui.chat_input import SLASH_COMPLETIONS, ChatInput
+from desktop.core.settings import Settings, price_overrides_as_prices
+from desktop.ui.chat_input import ChatInput
+from desktop.ui.node_header import NodeHeader
+from desktop.ui.node_models import NodeModelChoice, spawn
 from desktop.ui.node_style import markdown_theme, node_colors, node_stylesheet
 from desktop.ui.services import AppServices
-from desktop.ui.transcript import Transcript, format_tokens
+from desktop.ui.transcript import Transcript
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ChatNodeWidget", "conversation_markdown", "token_totals"]
+__all__ = ["HELP_TEXT", "ChatNodeWidget", "conversation_markdown", "token_totals"]
+
+_CardDecision: TypeAlias = Literal["approve", "deny", "always"]
+"""What a permission card reports (``Transcript.decision``): approve once, deny, or always allow."""
+
+_APPROVALS: dict[_CardDecision, ApprovalDecision] = {
+    "approve": "approve",
+    "always": "approve",
+    "deny": "deny",
+}
 
 
-def token_totals(messages: Sequence[ChatMessage]) -> dict[str, int]:
-    """Sum the usage of the assistant messages: input (uncached), cache reads/writes, output, reasoning."""
-    totals = {"input": 0, "cache_read": 0, "cache_write": 0, "output": 0, "reasoning": 0, "responses": 0}
-    for m in messages:
-        u = m.usage
-        if u is None or m.role != "assistant":
-            continue
-        totals["input"] += u.input_tokens
-        totals["cache_read"] += u.cache_read_tokens
-        totals["cache_write"] += u.cache_write_tokens
-        totals["output"] += u.output_tokens
-        totals["reasoning"] += u.reasoning_tokens
-        totals["responses"] += 1
-    return totals
-
-
-def _fence(text: str) -> str:
-    longest = 2
-    run = 0
-    for ch in text:
-        run = run + 1 if ch == "`" else 0
-        longest = max(longest, run)
-    return "`" * (longest + 1)
-
-
-def conversation_markdown(title: str, messages: Sequence[ChatMessage], *, archived: int = 0) -> str:
-    """Render ``messages`` as a Markdown document (the node's export).
-
-    Args:
-        title: The document heading.
-        messages: The messages, oldest first (archived history first).
-        archived: How many leading messages came from the history archive (a rule marks the end).
-    """
-    out = [f"# {title}", ""]
-    for i, m in enumerate(messages):
-        if archived and i == archived:
-            out += ["---", "", "*(earlier messages above were moved to the history archive)*", ""]
-        if m.role == "tool":
-            continue  # results are exported with the call that produced them
-        if m.role == "note":
-            note_lines = m.content.split("\n")
-            out += [f"> *Note:* {line}" if j == 0 else f"> {line}" for j, line in enumerate(note_lines)]
-            out.append("")
-            continue
-        heading = {"user": "You", "assistant": "Assistant", "system": "System"}.get(m.role, m.role)
-        if m.role == "assistant" and m.model:
-            heading += f" ({m.model})"
-        out += [f"## {heading}", ""]
-        if m.thinking:
-            out += ["<details><summary>Thinking</summary>", "", m.thinking, "", "</details>", ""]
-        if m.content:
-            out += [m.content, ""]
-        for call in m.tool_calls or []:
-            args = call.args_json or "{}"
-            fence = _fence(args)
-            out += [f"**Tool call** `{call.name}` — {call.status}", "", f"{fence}json", args, fence, ""]
-            if call.result is not None:
-                fence = _fence(call.result)
-                out += ["Result:", "", fence, call.result, fence, ""]
-        if m.stopped:
-            out += ["*(stopped)*", ""]
-    return "\n".join(out).rstrip() + "\n"
-
-
-HELP_TEXT = "Commands:\n" + "\n".join(f"{name} — {text}" for name, text in SLASH_COMPLETIONS) + (
-    "\n/system clear — remove the system prompt"
-)
+def _is_card_decision(value: str) -> TypeGuard[_CardDecision]:
+    return value in _APPROVALS
 
 
 class ChatNodeWidget(QWidget):
@@ -151,33 +98,29 @@ class ChatNodeWidget(QWidget):
         self._state = state
         self._services = services
         self._conv: Conversation = state.conversation
-        self._model: str | None = state.model or None
-        self._provider: str | None = state.provider or None
         self._system: str | None = state.system or None
         self._always_allow: list[str] = list(state.always_allow)
         self._title = state.title
         self._busy = False
         self._run_done_seen = False
         self._send_task: asyncio.Task[None] | None = None
-        self._models_task: asyncio.Task[None] | None = None
-        self._listed_models: dict[str, list[str]] = {}
         self._usage_dirty = False
         self._closed = False
         self._overrides_key: object = None
         self._overrides: dict[str, Price] = {}
         self._colors_key: object = None
-        self._usage_epoch = 0  # bumped whenever a message's usage may have changed
+        self._revision = 0  # bumped whenever the node's messages change (see _touch)
         self._cost_key: object = None
         self._cost_value: ConversationCost | None = None
 
         self._build_ui()
         self._apply_style()
-        self._reload_providers()
+        self.model_choice.reload()
         self.transcript.set_conversation(self._conv)
         self._update_chips()
         services.bridge.subscribe(self.node_id, self._on_node_event)
         self._bridge_connected = True
-        self._request_models()
+        self.model_choice.request_models()
 
     # ------------------------------------------------------------------------------------------
     # UI construction
@@ -187,50 +130,17 @@ class ChatNodeWidget(QWidget):
         root.setContentsMargins(0, 0, 0, 0)
         root.setSpacing(0)
 
-        header = QFrame(self)
-        header.setObjectName("nodeHeader")
-        hl = QVBoxLayout(header)
-        hl.setContentsMargins(10, 8, 10, 8)
-        hl.setSpacing(6)
-        row1 = QHBoxLayout()
-        row1.setSpacing(6)
-        self.title_edit = QLineEdit(self._title, header)
-        self.title_edit.setObjectName("nodeTitle")
-        self.title_edit.setAccessibleName("Node title")
-        self.title_edit.setToolTip("Node title (click to rename)")
-        self.title_edit.editingFinished.connect(self._on_title_edited)
-        row1.addWidget(self.title_edit, 1)
-        self.token_chip = QLabel(header)
-        self.token_chip.setObjectName("tokenChip")
-        self.token_chip.setAccessibleName("Tokens")
-        row1.addWidget(self.token_chip)
-        self.cost_chip = QLabel(header)
-        self.cost_chip.setObjectName("costChip")
-        self.cost_chip.setAccessibleName("Cost")
-        row1.addWidget(self.cost_chip)
-        hl.addLayout(row1)
-        row2 = QHBoxLayout()
-        row2.setSpacing(6)
-        self.provider_picker = QComboBox(header)
-        self.provider_picker.setObjectName("providerPicker")
-        self.provider_picker.setAccessibleName("Provider")
-        self.provider_picker.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.provider_picker.currentIndexChanged.connect(self._on_provider_changed)
-        row2.addWidget(self.provider_picker)
-        self.model_picker = QComboBox(header)
-        self.model_picker.setObjectName("modelPicker")
-        self.model_picker.setAccessibleName("Model")
-        self.model_picker.setEditable(True)
-        self.model_picker.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
-        self.model_picker.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self.model_picker.setMinimumContentsLength(12)
-        self.model_picker.activated.connect(lambda _i: self._on_model_edited())
-        line = self.model_picker.lineEdit()
-        if line is not None:
-            line.editingFinished.connect(self._on_model_edited)
-        row2.addWidget(self.model_picker, 1)
-        hl.addLayout(row2)
-        root.addWidget(header)
+        self.header = NodeHeader(self._title, self)
+        self.header.title_entered.connect(lambda _text: self._on_title_edited())
+        self.model_choice = NodeModelChoice(self.header, self._services, self._state.provider or None,
+                                       self._state.model or None, self)
+        self.model_choice.changed.connect(self._on_choice_changed)
+        self.title_edit = self.header.title_edit
+        self.token_chip = self.header.token_chip
+        self.cost_chip = self.header.cost_chip
+        self.provider_picker = self.header.provider_picker
+        self.model_picker = self.header.model_picker
+        root.addWidget(self.header)
 
         self.transcript = Transcript(self)
         self.transcript.meta_text = self._meta_text
@@ -292,18 +202,18 @@ class ChatNodeWidget(QWidget):
 
     @property
     def conversation(self) -> Conversation:
-        """The node's conversation (shared: the project store may trim it in place on save)."""
+        """The node's conversation (shared with ``to_state``; see ``apply_saved``)."""
         return self._conv
 
     @property
     def model(self) -> str | None:
         """The model picked in the node (None: the provider's default)."""
-        return self._model
+        return self.model_choice.model
 
     @property
     def provider(self) -> str | None:
         """The provider picked in the node (None: the default provider)."""
-        return self._provider
+        return self.model_choice.provider
 
     @property
     def system(self) -> str | None:
@@ -320,14 +230,20 @@ class ChatNodeWidget(QWidget):
         """The node title."""
         return self._title
 
+    @property
+    def revision(self) -> int:
+        """A counter the node bumps whenever its messages change (the cost cache is keyed on it)."""
+        return self._revision
+
     def to_state(self) -> NodeState:
         """The node as a ``NodeState`` (geometry as given at construction; the window fills it in).
 
-        The conversation object is shared, not copied: when the project store trims it on save,
-        the node sees the trimmed list and re-renders on the next frame.
+        The conversation object is shared, not copied. Today's project store trims it in place on
+        save, so a refresh (``apply_saved``) is scheduled for the next turn of the event loop; once
+        the window calls ``apply_saved`` after every save, this scheduling goes.
         """
         s = self._state
-        QTimer.singleShot(0, self._check_external_change)
+        QTimer.singleShot(0, self.apply_saved)
         return NodeState(
             id=s.id,
             kind=s.kind,
@@ -337,33 +253,50 @@ class ChatNodeWidget(QWidget):
             width=s.width,
             height=s.height,
             conversation=self._conv,
-            model=self._model,
-            provider=self._provider,
+            model=self.model_choice.model,
+            provider=self.model_choice.provider,
             system=self._system,
             always_allow=list(self._always_allow),
             extra=dict(s.extra),
             data_extra=dict(s.data_extra),
         )
 
+    def apply_saved(self, kept: Sequence[ChatMessage] | None = None) -> None:
+        """Take in what a project save did to this node's history; the one "after save" refresh.
+
+        Args:
+            kept: The messages the store kept when it trimmed this node's history to its cap
+                (oldest exchanges moved to the archive, its note included). They replace the node's
+                messages up to the last kept one; messages the node received after the saved
+                snapshot stay. None: the store did not trim this node, or trimmed the shared list
+                in place (today's store); the node only re-renders and recounts.
+        """
+        if self._closed:
+            return
+        if kept:
+            messages = self._conv.messages
+            last_id = kept[-1].id
+            at = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].id == last_id), None)
+            if at is None:
+                log.warning("node %s: the saved history does not match the conversation; kept as is",
+                            self.node_id)
+            else:
+                messages[:] = [*kept, *messages[at + 1:]]
+        self._touch()
+        self.transcript.flush()
+        self._update_chips()
+
     def cost(self) -> ConversationCost:
         """The conversation's cost with the settings' price overrides.
 
-        Cached until the messages, their usage, the model or the price overrides change: the window
-        asks every node for its cost whenever any node's cost changes (O(nodes^2) on opening).
+        Cached until the messages (``revision``), the model or the price overrides change: the
+        window asks every node for its cost whenever any node's cost changes (O(nodes^2) on opening).
         """
-        msgs = self._conv.messages
-        model = self._pricing_model()
+        model = self.model_choice.pricing_model()
         overrides = self._price_overrides()
-        key = (
-            len(msgs),
-            id(msgs[0]) if msgs else 0,
-            id(msgs[-1]) if msgs else 0,
-            self._usage_epoch,
-            model,
-            self._overrides_key,
-        )
+        key = (self._revision, model, self._overrides_key)
         if key != self._cost_key or self._cost_value is None:
-            self._cost_value = conversation_cost(msgs, model, overrides)
+            self._cost_value = conversation_cost(self._conv.messages, model, overrides)
             self._cost_key = key
         return self._cost_value
 
@@ -407,13 +340,18 @@ class ChatNodeWidget(QWidget):
                 self._services.runtime.stop(self.node_id)
         except Exception:  # noqa: BLE001 - shutting down must go on
             log.exception("stopping node %s failed", self.node_id)
-        for task in (self._send_task, self._models_task):
-            if task is not None and not task.done():
-                task.cancel()
+        if self._send_task is not None and not self._send_task.done():
+            self._send_task.cancel()
+        self._busy = False  # the run is the runtime's now: is_busy() follows it until it ends
+        self.model_choice.shutdown()
         if self._bridge_connected:
             self._services.bridge.unsubscribe(self.node_id, self._on_node_event)
             self._bridge_connected = False
         self.transcript.flush()
+
+    def _touch(self) -> None:
+        """The messages changed: bump ``revision`` so cached totals are recomputed."""
+        self._revision += 1
 
     # ------------------------------------------------------------------------------------------
     # Sending
@@ -436,11 +374,12 @@ class ChatNodeWidget(QWidget):
             return False
         command = detect_slash_command(text)
         if command is not None:
-            self._run_command(command.name, command.arg)
+            self._apply_command(run_command(command, self._command_context()))
             return True
         if self.is_busy():
             return False
         append_message(self._conv, "user", text)
+        self._touch()
         self.transcript.clear_error()
         self.transcript.scroll_to_bottom()
         self.transcript.flush()
@@ -452,13 +391,13 @@ class ChatNodeWidget(QWidget):
         req = ChatSendRequest(
             node_id=self.node_id,
             messages=list(self._conv.messages),
-            model=self._model,
-            provider=self._provider,
+            model=self.model_choice.model,
+            provider=self.model_choice.provider,
             system=self._system,
         )
         self._run_done_seen = False
         self._set_busy(True)
-        self._send_task = self._spawn(self._run_send(req))
+        self._send_task = spawn(self._run_send(req))
 
     async def _run_send(self, req: ChatSendRequest) -> None:
         error: str | None = None
@@ -488,13 +427,6 @@ class ChatNodeWidget(QWidget):
         style.unpolish(self.send_button)
         style.polish(self.send_button)
 
-    def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = asyncio.get_event_loop_policy().get_event_loop()
-        return loop.create_task(coro)
-
     # ------------------------------------------------------------------------------------------
     # Events
 
@@ -503,15 +435,15 @@ class ChatNodeWidget(QWidget):
         if self._closed:
             return
         apply_event(self._conv, event)
+        self._touch()
         if isinstance(event, UsageReport):
             self._usage_dirty = True
-            self._usage_epoch += 1
         elif isinstance(event, ToolCallRequested):
             call = event.call
             if call.status == "awaiting_approval" and call.name in self._always_allow:
                 self.transcript.mark_decided(call.id, "approve")
-                # Deferred: the runtime parks the approval right after this broadcast returns.
-                QTimer.singleShot(0, lambda cid=call.id: self._approve(cid, "approve"))
+                # The runtime parked the approval before broadcasting this event: answer now.
+                self._approve(call.id, "approve")
         self.transcript.note_event(event)
         if isinstance(event, ToolCallFinished | Notice):
             self.changed.emit()
@@ -531,31 +463,26 @@ class ChatNodeWidget(QWidget):
             self._update_chips()
 
     def _on_decision(self, call_id: str, decision: str) -> None:
+        """A permission card was answered (``Transcript.decision``)."""
+        if not _is_card_decision(decision):
+            log.warning("ignoring unknown card decision %r for %s", decision, call_id)
+            return
         if decision == "always":
             card = self.transcript.card_for(call_id)
             name = card.call.name if card is not None else None
             if name and name not in self._always_allow:
                 self._always_allow.append(name)
                 self.changed.emit()
-            self._approve(call_id, "approve")
-            self.transcript.mark_decided(call_id, "always")
-        else:
-            self._approve(call_id, "approve" if decision == "approve" else "deny")
-            self.transcript.mark_decided(call_id, decision)
+        self._approve(call_id, _APPROVALS[decision])
+        self.transcript.mark_decided(call_id, decision)
 
-    def _approve(self, call_id: str, decision: str) -> None:
+    def _approve(self, call_id: str, decision: ApprovalDecision) -> None:
         if self._closed:
             return
         try:
-            self._services.runtime.approve(self.node_id, call_id, decision)  # type: ignore[arg-type]
+            self._services.runtime.approve(self.node_id, call_id, decision)
         except Exception:  # noqa: BLE001
             log.exception("approve failed for %s", call_id)
-
-    def _check_external_change(self) -> None:
-        if not self._closed:
-            self._usage_epoch += 1  # the store may have trimmed the list in place
-            self.transcript.flush()
-            self._update_chips()
 
     # ------------------------------------------------------------------------------------------
     # Chips and pricing
@@ -575,145 +502,23 @@ class ChatNodeWidget(QWidget):
                 self._overrides = {}
         return self._overrides
 
-    def _pricing_model(self) -> str | None:
-        return self._model or self._effective_model()
-
-    def _effective_model(self) -> str | None:
-        return choose_model(self._settings(), self._provider)
-
     def _meta_text(self, msg: ChatMessage) -> str:
-        parts: list[str] = []
-        if msg.model:
-            parts.append(msg.model)
-        u = msg.usage
-        if u is not None:
-            tokens = f"{format_tokens(u.total_input_tokens)} in · {format_tokens(u.output_tokens)} out"
-            parts.append(tokens)
-            cost = message_cost(msg, self._pricing_model(), self._price_overrides())
-            if cost is not None and not cost.estimated:
-                parts.append(f"${cost.usd:.4f}")
-        return " · ".join(parts)
+        return message_meta(msg, self.model_choice.pricing_model(), self._price_overrides())
 
     def _update_chips(self) -> None:
-        t = token_totals(self._conv.messages)
-        total_in = t["input"] + t["cache_read"] + t["cache_write"]
-        self.token_chip.setText(f"{format_tokens(total_in)} in · {format_tokens(t['output'])} out")
-        self.token_chip.setToolTip(
-            f"Input: {t['input']:,} uncached + {t['cache_read']:,} cache reads + "
-            f"{t['cache_write']:,} cache writes\nOutput: {t['output']:,} "
-            f"(reasoning {t['reasoning']:,})\nResponses: {t['responses']:,}"
-        )
-        cc = self.cost()
-        self.cost_chip.setText(format_cost(cc))
-        if cc.estimated:
-            self.cost_chip.setToolTip("No price known for this model (Settings → price overrides)")
-        elif cc.unpriced:
-            self.cost_chip.setToolTip(f"{cc.unpriced} response(s) without a known price are not counted")
-        else:
-            self.cost_chip.setToolTip(f"${cc.usd:.6f}")
+        self.header.show_totals(token_totals(self._conv.messages), self.cost())
         self.cost_changed.emit()
 
     # ------------------------------------------------------------------------------------------
-    # Providers and models
-
-    def _reload_providers(self) -> None:
-        settings = self._settings()
-        current = self._provider or settings.default_provider
-        self.provider_picker.blockSignals(True)
-        try:
-            self.provider_picker.clear()
-            for p in settings.providers:
-                self.provider_picker.addItem(p.name or p.id, p.id)
-            if current and self.provider_picker.findData(current) < 0:
-                self.provider_picker.addItem(f"{current} (missing)", current)
-            index = self.provider_picker.findData(current) if current else -1
-            self.provider_picker.setCurrentIndex(index)
-            if not settings.providers and not current:
-                self.provider_picker.addItem("no provider — open Settings", None)
-                self.provider_picker.setCurrentIndex(0)
-        finally:
-            self.provider_picker.blockSignals(False)
-        self._fill_models()
+    # Providers, models and title
 
     def reload_settings(self) -> None:
         """Settings changed (the dialog was saved): refresh providers, models and prices."""
-        self._reload_providers()
-        self._request_models()
+        self.model_choice.reload()
+        self.model_choice.request_models()
         self._update_chips()
 
-    def _current_provider_id(self) -> str | None:
-        return self._provider or self._settings().default_provider
-
-    def _fill_models(self) -> None:
-        settings = self._settings()
-        provider_id = self._current_provider_id()
-        provider = settings.provider(provider_id) if provider_id else None
-        models: list[str] = []
-        for m in [*(provider.models if provider else []), *self._listed_models.get(provider_id or "", [])]:
-            if m and m not in models:
-                models.append(m)
-        self.model_picker.blockSignals(True)
-        try:
-            self.model_picker.clear()
-            self.model_picker.addItems(models)
-            self.model_picker.setEditText(self._model or "")
-            line = self.model_picker.lineEdit()
-            if line is not None:
-                default = self._effective_model()
-                line.setPlaceholderText(f"{default} (default)" if default else "model id")
-        finally:
-            self.model_picker.blockSignals(False)
-
-    def _request_models(self) -> None:
-        provider_id = self._current_provider_id()
-        if self._models_task is not None and not self._models_task.done():
-            self._models_task.cancel()
-        self._models_task = None
-        if not provider_id or self._closed:
-            return
-        self._models_task = self._spawn(self._load_models(provider_id))
-
-    async def _load_models(self, provider_id: str) -> None:
-        try:
-            models = await self._services.list_models(provider_id)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - listing is a convenience; typing a model still works
-            log.info("could not list the models of %s: %s", provider_id, exc)
-            if not self._closed:
-                self.model_picker.setToolTip(f"<p>Could not list models: {html.escape(str(exc))}</p>")
-            return
-        if self._closed:
-            return
-        self._listed_models[provider_id] = list(models)
-        self.model_picker.setToolTip(f"{len(models)} models listed by the provider; any id can be typed")
-        if provider_id == self._current_provider_id():
-            self._fill_models()
-
-    def _on_provider_changed(self, index: int) -> None:
-        provider_id = self.provider_picker.itemData(index)
-        if provider_id == self._current_provider_id() and self._provider is not None:
-            return
-        self._provider = provider_id
-        self._model = None
-        self._fill_models()
-        self._request_models()
-        self._update_chips()
-        self.changed.emit()
-
-    def _on_model_edited(self) -> None:
-        text = self.model_picker.currentText().strip()
-        model = text or None
-        if model != self._model:
-            self._model = model
-            self._update_chips()
-            self.changed.emit()
-
-    def _set_model(self, model: str | None) -> None:
-        self._model = model
-        self.model_picker.blockSignals(True)
-        self.model_picker.setEditText(model or "")
-        self.model_picker.blockSignals(False)
+    def _on_choice_changed(self) -> None:
         self._update_chips()
         self.changed.emit()
 
@@ -723,8 +528,7 @@ class ChatNodeWidget(QWidget):
             self._title = text
             self.title_changed.emit(text)
             self.changed.emit()
-        if self.title_edit.text() != text:
-            self.title_edit.setText(text)
+        self.header.show_title(text)
 
     def set_title(self, title: str) -> None:
         """Rename the node."""
@@ -734,86 +538,51 @@ class ChatNodeWidget(QWidget):
     # ------------------------------------------------------------------------------------------
     # Slash commands
 
+    def _command_context(self) -> CommandContext:
+        return CommandContext(
+            messages=self._conv.messages,
+            model=self.model_choice.model,
+            default_model=self.model_choice.default_model(),
+            system=self._system,
+            busy=self.is_busy(),
+            overrides=self._price_overrides(),
+            cost=self.cost(),
+        )
+
+    def _apply_command(self, effect: CommandEffect) -> None:
+        """Apply what ``run_command`` decided, in the order ``CommandEffect`` documents."""
+        if effect.new_model is not None:
+            self.model_choice.set_model(effect.new_model)
+        if effect.remove_system:
+            self._system = None
+        elif effect.new_system is not None:
+            self._system = effect.new_system
+        if effect.clear and not self._clear():
+            return
+        for text in effect.notes:
+            self._note(text)
+
     def _note(self, text: str) -> None:
         append_note(self._conv, text)
+        self._touch()
         self.transcript.scroll_to_bottom()
         self.transcript.flush()
         self.changed.emit()
 
-    def _run_command(self, name: str, arg: str) -> None:
-        if name == "clear":
-            self._cmd_clear()
-        elif name == "model":
-            if arg:
-                self._set_model(arg)
-                self._note(f"Model set to {arg}.")
-            else:
-                current = self._model or self._effective_model() or "(none)"
-                suffix = "" if self._model else " (provider default)"
-                self._note(f"Usage: /model <id> — current model: {current}{suffix}")
-        elif name == "system":
-            if not arg:
-                if self._system:
-                    self._note(
-                        f"System prompt:\n{self._system}\n(/system <text> to change, /system clear to remove)"
-                    )
-                else:
-                    self._note("No system prompt. Usage: /system <text>")
-            elif arg.lower() == "clear":
-                self._system = None
-                self._note("System prompt removed.")
-            else:
-                self._system = arg
-                self._note(f"System prompt set ({len(arg):,} characters); it is sent with every request.")
-        elif name == "cost":
-            self._note(self._cost_breakdown())
-        elif name == "help":
-            self._note(HELP_TEXT)
-
-    def _cmd_clear(self) -> None:
-        if self.is_busy():
-            self._note("Stop the running response before /clear.")
-            return
+    def _clear(self) -> bool:
+        """Archive the messages, then empty the conversation; False (and a note) when archiving failed."""
         messages = list(self._conv.messages)
         if messages and self._services.archive is not None:
             try:
                 self._services.archive(self.node_id, messages)
             except Exception as exc:  # noqa: BLE001 - losing history is worse than not clearing
                 log.error("could not archive node %s before /clear: %s", self.node_id, exc)
-                self._note(f"Not cleared: the history archive could not be written ({exc}).")
-                return
+                self._note(archive_failed_note(str(exc)))
+                return False
         self._conv.messages.clear()
+        self._touch()
         self.transcript.clear_error()
         self.transcript.set_conversation(self._conv)
         self._update_chips()
         self.changed.emit()
-
-    def _cost_breakdown(self) -> str:
-        t = token_totals(self._conv.messages)
-        cc = self.cost()
-        lines = [
-            f"Cost: {format_cost(cc)} over {t['responses']} response(s)",
-            f"Input: {t['input']:,} uncached · {t['cache_read']:,} cache reads · "
-            f"{t['cache_write']:,} cache writes",
-            f"Output: {t['output']:,} (reasoning {t['reasoning']:,})",
-        ]
-        per_model: dict[str, list[float]] = {}
-        overrides = self._price_overrides()
-        fallback = self._pricing_model()
-        for m in self._conv.messages:
-            if m.role != "assistant" or m.usage is None:
-                continue
-            name = m.model or fallback or "unknown model"
-            c = message_cost(m, fallback, overrides)
-            entry = per_model.setdefault(name, [0, 0.0, 0])
-            entry[0] += 1
-            if c is not None and not c.estimated:
-                entry[1] += c.usd
-            else:
-                entry[2] += 1
-        for name, (count, usd, unpriced) in per_model.items():
-            price = "no price known" if unpriced == count else f"${usd:.4f}"
-            lines.append(f"  {name}: {int(count)} response(s), {price}")
-        if cc.unpriced:
-            lines.append(f"{cc.unpriced} response(s) have no known price (add an override in Settings).")
-        return "\n".join(lines)
+        return True

@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QComboBox, QLabel, QPlainTextEdit, QPushButton, QWidget
 from test_chat_node_support import NodeEnv, fake_settings, make_env  # noqa: F401
 
+from desktop.core.chat.types import ChatEvent, ChatMessage, Delta, Done, Usage
 from desktop.core.project import new_node_state
 from desktop.testing import Fault, ToolCallSpec, Turn
 from desktop.ui.cards import ToolCard
@@ -214,7 +216,7 @@ def test_retry_after_http_500(qtbot: Any, make_env: Any) -> None:
 def test_no_provider_error_is_shown_by_the_node(qtbot: Any, make_env: Any) -> None:
     env = make_env()
     env.settings.default_provider = None
-    env.node._provider = None
+    env.node.model_choice.provider = None
     env.node.submit("anyone there?")
     qtbot.waitUntil(lambda: env.node.transcript.error_text() is not None, timeout=5000)
     assert "no chat provider configured" in (env.node.transcript.error_text() or "")
@@ -353,14 +355,91 @@ def test_title_and_model_picker_persist(qtbot: Any, make_env: Any) -> None:
 
 def test_shutdown_stops_the_run(qtbot: Any, make_env: Any) -> None:
     env = make_env()
-    env.fake.script(Turn(text="slow " * 300, chunk_chars=5, tokens_per_second=100))
+    full = "slow " * 300
+    env.fake.script(Turn(text=full, chunk_chars=5, tokens_per_second=100))
+    node_id = env.node.node_id
+    broadcast: list[ChatEvent] = []  # what the runtime sends, whether or not the node listens
+    env.bridge.subscribe(node_id, broadcast.append)
     env.node.submit("go")
     qtbot.waitUntil(lambda: bool(last_text(env)), timeout=5000)
     env.node.shutdown()
-    qtbot.waitUntil(lambda: not env.runtime.is_busy(env.node.node_id), timeout=5000)
-    before = len(env.node.conversation.messages[-1].content)
-    qtbot.wait(50)
-    assert len(env.node.conversation.messages[-1].content) == before  # no longer listening
+    at_shutdown = env.node.conversation.messages[-1].content
+    assert env.bridge.subscriber_count(node_id) == 1  # the node unsubscribed at once
+    qtbot.waitUntil(lambda: not env.runtime.is_busy(node_id), timeout=5000)
+    # The run was stopped, not left to finish: the runtime ended it with Done("stopped") and the
+    # stream was cut short of the scripted text.
+    assert [e.reason for e in broadcast if isinstance(e, Done)] == ["stopped"]
+    streamed = "".join(e.text for e in broadcast if isinstance(e, Delta))
+    assert 0 < len(streamed) < len(full)
+    assert not env.node.is_busy()
+    assert env.finished == []  # the closed node no longer reports runs
+    # The node stopped applying events when it shut down: its message is as it was then.
+    assert env.node.conversation.messages[-1].content == at_shutdown
+
+
+def _priced(env: NodeEnv) -> None:
+    env.settings.price_overrides = {"priced-x": {"input": 2.0, "output": 8.0}}
+
+
+def _exchange(n: int, inp: int, out: int) -> list[ChatMessage]:
+    return [ChatMessage(id=f"u{n}", role="user", content=f"question {n}", ts=n),
+            ChatMessage(id=f"a{n}", role="assistant", content=f"answer {n}", ts=n, model="priced-x",
+                        usage=Usage(inp, out))]
+
+
+def test_apply_saved_takes_the_trimmed_history_and_recounts(qtbot: Any, make_env: Any) -> None:
+    state = new_node_state("Trimmed")
+    state.conversation.messages[:] = [*_exchange(1, 1000, 1000), *_exchange(2, 500, 0)]
+    env = make_env(state)
+    _priced(env)
+    env.node.reload_settings()
+    assert env.node.cost().usd == pytest.approx(0.011)  # $0.010 + $0.001
+    assert find(env.node, QLabel, "tokenChip").text() == "1.5k in · 1k out"
+    snapshot = env.node.to_state().conversation.messages[-1]
+    env.node.submit("/help")  # arrives after the saved snapshot: it must stay
+    note = ChatMessage(id="n0", role="note", content="2 earlier messages moved to the history archive", ts=0)
+    kept = [note, *_exchange(2, 500, 0)]
+    assert kept[-1].id == snapshot.id
+    revision = env.node.revision
+    env.node.apply_saved(kept)
+    assert env.node.revision > revision
+    assert [m.id for m in env.node.conversation.messages][:3] == ["n0", "u2", "a2"]
+    assert env.node.conversation.messages[-1].content.startswith("Commands:")
+    assert env.node.cost().usd == pytest.approx(0.001)
+    assert find(env.node, QLabel, "tokenChip").text() == "500 in · 0 out"
+    assert find(env.node, QLabel, "costChip").text() == "$0.0010"
+    assert any("moved to the history archive" in t for t in env.node.transcript.message_texts())
+    assert not any("question 1" in t for t in env.node.transcript.message_texts())
+
+
+def test_cost_follows_an_in_place_trim_once_apply_saved_runs(qtbot: Any, make_env: Any) -> None:
+    state = new_node_state("In place")
+    state.conversation.messages[:] = [*_exchange(1, 1000, 1000), *_exchange(2, 1000, 1000)]
+    env = make_env(state)
+    _priced(env)
+    assert env.node.cost().usd == pytest.approx(0.02)
+    # What today's store does on save: the shared list is trimmed in place, same length, same
+    # first and last message (the old id()-based key could not see this).
+    msgs = env.node.conversation.messages
+    msgs[1] = ChatMessage(id="n", role="note", content="moved", ts=0)
+    env.node.apply_saved()
+    assert env.node.cost().usd == pytest.approx(0.01)
+    assert find(env.node, QLabel, "costChip").text() == "$0.0100"
+
+
+def test_apply_saved_ignores_a_history_it_does_not_know(qtbot: Any, make_env: Any) -> None:
+    state = new_node_state("Mine")
+    state.conversation.messages[:] = _exchange(1, 10, 10)
+    env = make_env(state)
+    env.node.apply_saved(_exchange(9, 1, 1))
+    assert [m.id for m in env.node.conversation.messages] == ["u1", "a1"]
+
+
+def test_an_unknown_card_decision_is_ignored(qtbot: Any, make_env: Any, caplog: Any) -> None:
+    env = make_env()
+    env.node.transcript.decision.emit("call-1", "maybe")
+    assert "unknown card decision 'maybe'" in caplog.text
+    assert env.node.always_allow == []
 
 
 def test_a_blank_node_says_how_to_start_and_the_hint_goes_once_there_are_messages(
@@ -375,3 +454,10 @@ def test_a_blank_node_says_how_to_start_and_the_hint_goes_once_there_are_message
     assert not hint.isVisible()
     type_and_enter(qtbot, env, "/clear")
     qtbot.waitUntil(hint.isVisible)
+
+
+def test_the_input_completes_exactly_the_commands_help_lists() -> None:
+    from desktop.core.chat.commands import COMMAND_HELP
+    from desktop.ui.chat_input import SLASH_COMPLETIONS
+
+    assert list(SLASH_COMPLETIONS) == list(COMMAND_HELP)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from keyring.backends import fail
-from PySide6.QtWidgets import QLineEdit, QTableWidgetItem
+from PySide6.QtWidgets import QLabel, QLineEdit, QPushButton, QTableWidgetItem, QWidget
 from test_app_support import files_containing
 
 from desktop.core.secrets import SecretStore
@@ -15,9 +15,17 @@ from desktop.testing import FakeProvider
 from desktop.ui.banner import Banner
 from desktop.ui.settings_dialog import SettingsDialog, mask_key
 
+W = TypeVar("W", bound=QWidget)
+
 KEY = "sk-test-0123456789abcdefWXYZ"
 
 pytest_plugins = ["test_app_support"]  # fixtures: fake, make_context, open_window
+
+
+def _child(parent: QWidget, cls: type[W], name: str) -> W:
+    child = parent.findChild(cls, name)
+    assert child is not None, f"no {cls.__name__} named {name}"
+    return child
 
 
 def _dialog(qtbot: Any, ctx: Any) -> SettingsDialog:
@@ -38,7 +46,7 @@ def test_lists_every_preset(qtbot: Any, make_context: Any) -> None:
     names = [dialog.provider_list.item(i).text() for i in range(dialog.provider_list.count())]
     assert names == ["OpenAI", "Anthropic", "DeepSeek", "OpenRouter", "Gemini", "Groq", "Ollama", "LM Studio"]
     dialog.select_provider("anthropic")
-    assert dialog.findChild(QLineEdit, "baseUrlEdit").text() == "https://api.anthropic.com"
+    assert _child(dialog, QLineEdit, "baseUrlEdit").text() == "https://api.anthropic.com"
     assert dialog.api_combo.currentData() == "anthropic"
     dialog.select_provider("ollama")
     assert not dialog.needs_key_check.isChecked()
@@ -49,7 +57,7 @@ def test_key_saved_to_keyring_and_shown_masked(qtbot: Any, make_context: Any, me
     ctx = make_context()
     dialog = _dialog(qtbot, ctx)
     dialog.select_provider("openai")
-    edit = dialog.findChild(QLineEdit, "apiKeyEdit")
+    edit = _child(dialog, QLineEdit, "apiKeyEdit")
     assert edit.echoMode() == QLineEdit.EchoMode.Password
     assert not edit.isReadOnly()
     dialog.set_key(KEY)
@@ -61,7 +69,7 @@ def test_key_saved_to_keyring_and_shown_masked(qtbot: Any, make_context: Any, me
 
     again = _dialog(qtbot, ctx)
     again.select_provider("openai")
-    edit = again.findChild(QLineEdit, "apiKeyEdit")
+    edit = _child(again, QLineEdit, "apiKeyEdit")
     assert edit.text() == ""
     assert edit.placeholderText() == "••••••••WXYZ"
     assert "keyring" in again.key_status.text()
@@ -83,7 +91,7 @@ def test_env_override_makes_the_field_read_only(qtbot: Any, make_context: Any, v
     ctx = make_context(environ={var: value})
     dialog = _dialog(qtbot, ctx)
     dialog.select_provider("openai")
-    edit = dialog.findChild(QLineEdit, "apiKeyEdit")
+    edit = _child(dialog, QLineEdit, "apiKeyEdit")
     assert edit.isReadOnly()
     assert edit.text() == f"from environment: {var}"
     assert value not in edit.text() and value[-4:] not in edit.text()
@@ -93,7 +101,7 @@ def test_env_override_makes_the_field_read_only(qtbot: Any, make_context: Any, v
 
 
 def test_no_keyring_banner_and_session_key(qtbot: Any, make_context: Any, tmp_path: Any) -> None:
-    secrets = SecretStore(backend=fail.Keyring())
+    secrets = SecretStore(backend=fail.Keyring())  # type: ignore[no-untyped-call]
     assert not secrets.available
     ctx = make_context(secrets=secrets)
     dialog = _dialog(qtbot, ctx)
@@ -120,7 +128,7 @@ def test_test_connection_lists_models(qtbot: Any, make_context: Any, fake: FakeP
     dialog.base_url_edit.setText(fake.openai_base_url)
     dialog.base_url_edit.textEdited.emit(fake.openai_base_url)
     assert provider.base_url == fake.openai_base_url
-    dialog.findChild(type(dialog.test_button), "testConnectionButton").click()
+    _child(dialog, QPushButton, "testConnectionButton").click()
     assert dialog.test_task is not None
     qtbot.waitUntil(dialog.test_task.done, timeout=10_000)
     assert dialog.test_result.text() == "✓ Connected: 2 models available"
@@ -194,3 +202,60 @@ def test_removed_provider_loses_its_key(qtbot: Any, make_context: Any, memory_ke
     dialog.accept()
     assert ctx.settings.provider("deepseek") is None
     assert ("chatnodes", "deepseek") not in memory_keyring.passwords
+
+
+@pytest.mark.parametrize("bad", ["\n", "\r", "\t", "\x00", "\x1b", "\x7f", "\x85", "\x9b"])
+def test_a_pasted_key_with_a_control_character_is_refused_and_never_stored(
+        qtbot: Any, make_context: Any, memory_keyring: Any, tmp_path: Any, bad: str) -> None:
+    from PySide6.QtGui import QGuiApplication
+
+    ctx = make_context()
+    dialog = _dialog(qtbot, ctx)
+    dialog.select_provider("openai")
+    edit = _child(dialog, QLineEdit, "apiKeyEdit")
+    error = _child(dialog, QLabel, "keyErrorLabel")
+    assert not error.isVisible()
+    pasted = KEY[:10] + bad + KEY[10:]
+    QGuiApplication.clipboard().setText(pasted)
+    edit.setFocus()
+    edit.paste()  # what Ctrl+V does: textEdited carries the text with the control character
+    assert edit.text() == pasted
+    assert error.isVisible()
+    assert "not accepted" in error.text() and KEY[:10] not in error.text() and KEY[10:] not in error.text()
+    if bad in "\n\r":
+        assert "line break" in error.text()
+    elif bad == "\t":
+        assert "a tab" in error.text()
+    else:
+        assert f"U+{ord(bad):04X}" in error.text()
+    dialog.accept()
+    assert dialog.isVisible()  # OK is refused while the field holds the refused key
+    assert "control character" in dialog.error_label.text()
+    assert ("chatnodes", "openai") not in memory_keyring.passwords
+    assert not ctx.settings_store.path.exists()
+    # Fixing the key clears the error; only the clean key is stored.
+    edit.clear()
+    QGuiApplication.clipboard().setText(KEY)
+    edit.paste()
+    assert not error.isVisible()
+    dialog.accept()
+    assert not dialog.isVisible()
+    assert memory_keyring.passwords[("chatnodes", "openai")] == KEY
+    assert files_containing(tmp_path, KEY) == []
+
+
+def test_a_refused_key_is_dropped_when_another_provider_is_shown(
+        qtbot: Any, make_context: Any, memory_keyring: Any) -> None:
+    dialog = _dialog(qtbot, make_context())
+    dialog.select_provider("openai")
+    dialog.set_key(KEY + "\n")
+    assert dialog.key_error.isVisible()
+    assert dialog.test_connection() is None
+    assert dialog.test_result.text() == "Fix the API key first."
+    dialog.select_provider("anthropic")
+    assert not dialog.key_error.isVisible()
+    dialog.select_provider("openai")
+    assert dialog.key_edit.text() == ""  # the refused key was not kept anywhere
+    dialog.accept()
+    assert not dialog.isVisible()
+    assert ("chatnodes", "openai") not in memory_keyring.passwords

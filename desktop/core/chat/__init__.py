@@ -1,5 +1,6 @@
 """The provider-agnostic chat core."""
 
+from .commands import COMMAND_HELP, HELP_TEXT, CommandContext, CommandEffect, archive_failed_note, run_command
 from .conversation import (
     Conversation,
     SlashCommand,
@@ -34,8 +35,17 @@ from .cost import (
     message_cost,
     price_for,
 )
+from .export import TokenTotals, code_fence, conversation_markdown, token_totals
 from .loop import DEFAULT_MAX_ITERATIONS, ChatLoopHooks, ChatLoopResult, run_chat_loop
 from .runtime import ChatRuntime, ChatRuntimeDeps, ChatSendRequest, ChatSendResult, create_chat_runtime
+from .summary import (
+    cost_breakdown,
+    cost_tooltip,
+    format_tokens,
+    message_meta,
+    token_chip_text,
+    token_tooltip,
+)
 from .types import (
     ChatDriver,
     ChatError,
@@ -102,6 +112,24 @@ __all__ = [
     "format_cost",
     "message_cost",
     "price_for",
+    # export and summary
+    "TokenTotals",
+    "code_fence",
+    "conversation_markdown",
+    "token_totals",
+    "cost_breakdown",
+    "cost_tooltip",
+    "format_tokens",
+    "message_meta",
+    "token_chip_text",
+    "token_tooltip",
+    # slash-command effects
+    "COMMAND_HELP",
+    "HELP_TEXT",
+    "CommandContext",
+    "CommandEffect",
+    "archive_failed_note",
+    "run_command",
     # loop and runtime
     "DEFAULT_MAX_ITERATIONS",
     "ChatLoopHooks",

@@ -5,8 +5,9 @@ event to its own message list with ``apply_event`` and only then hands it to ``o
 applying every event ``on_event`` received, in order, to the caller's messages gives exactly the
 loop's final messages, by construction.
 
-Tool calls (D4, D5): the driver's ``ToolCallRequested`` events are collected, not forwarded.
-After the stream ended cleanly the loop takes the turn's calls in order, one at a time, and
+Tool calls (``docs/DESIGN.md``, differences D4 and D5): the driver's ``ToolCallRequested`` events
+are collected, not forwarded. After the stream ended cleanly the loop takes the turn's calls in
+order, one at a time, and
 announces each exactly once with ``ToolCallRequested`` at the moment it is handled (status
 ``awaiting_approval`` when the tool needs approval, else ``running``), then ends it with exactly
 one ``ToolCallFinished``: ``done``, ``error``, ``denied`` or ``skipped``. After a denial, or when

@@ -1,7 +1,8 @@
 """Data types of the chat core: messages, usage, tool calls, stream events and errors.
 
-Everything here is plain Python with no I/O. Events are frozen dataclasses; the
-runtime stamps ``message_id`` on them before broadcasting (drivers leave it empty).
+Everything here is plain Python with no I/O. Events are frozen dataclasses; drivers leave
+``message_id`` empty and the tool loop (``run_chat_loop``) stamps it on every event it forwards
+(the runtime only stamps the final ``Done`` of a stopped or failed run).
 """
 
 from __future__ import annotations

@@ -1,0 +1,127 @@
+"""A conversation as a Markdown document, and its token totals.
+
+Both are pure functions of the messages: the chat node calls them for its export and its chips,
+and they are tested without Qt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .types import ChatMessage
+
+__all__ = ["TokenTotals", "code_fence", "conversation_markdown", "token_totals"]
+
+_HEADINGS = {"user": "You", "assistant": "Assistant", "system": "System"}
+
+
+@dataclass(frozen=True, slots=True)
+class TokenTotals:
+    """Usage summed over a conversation's assistant messages.
+
+    Attributes:
+        input: Uncached input tokens.
+        cache_read: Input tokens read from the provider's prompt cache.
+        cache_write: Input tokens written to the provider's prompt cache.
+        output: Output tokens (reasoning included).
+        reasoning: The part of ``output`` spent on reasoning.
+        responses: How many assistant messages carried usage.
+    """
+
+    input: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    output: int = 0
+    reasoning: int = 0
+    responses: int = 0
+
+    @property
+    def total_input(self) -> int:
+        """Every input token: uncached plus cache reads and writes."""
+        return self.input + self.cache_read + self.cache_write
+
+
+def token_totals(messages: Sequence[ChatMessage]) -> TokenTotals:
+    """Sum the usage of the assistant messages (other roles and messages without usage are skipped).
+
+    Args:
+        messages: The conversation's messages.
+
+    Returns:
+        The totals; all zero when no assistant message has usage.
+    """
+    inp = cache_read = cache_write = output = reasoning = responses = 0
+    for m in messages:
+        u = m.usage
+        if u is None or m.role != "assistant":
+            continue
+        inp += u.input_tokens
+        cache_read += u.cache_read_tokens
+        cache_write += u.cache_write_tokens
+        output += u.output_tokens
+        reasoning += u.reasoning_tokens
+        responses += 1
+    return TokenTotals(inp, cache_read, cache_write, output, reasoning, responses)
+
+
+def code_fence(text: str) -> str:
+    """A backtick fence longer than any backtick run in ``text`` (at least three backticks).
+
+    Args:
+        text: The text the fence encloses.
+
+    Returns:
+        The fence, e.g. ``"```"`` or ``"````"`` when ``text`` contains three backticks in a row.
+    """
+    longest = 2
+    run = 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    return "`" * (longest + 1)
+
+
+def conversation_markdown(title: str, messages: Sequence[ChatMessage], *, archived: int = 0) -> str:
+    """Render ``messages`` as a Markdown document (the node's export).
+
+    Tool results are written under the call that produced them, notes as quotes, thinking in a
+    collapsed ``<details>`` block.
+
+    Args:
+        title: The document heading.
+        messages: The messages, oldest first (archived history first).
+        archived: How many leading messages came from the history archive (a rule marks the end).
+
+    Returns:
+        The document, ending with one newline.
+    """
+    out = [f"# {title}", ""]
+    for i, m in enumerate(messages):
+        if archived and i == archived:
+            out += ["---", "", "*(earlier messages above were moved to the history archive)*", ""]
+        if m.role == "tool":
+            continue  # results are exported with the call that produced them
+        if m.role == "note":
+            note_lines = m.content.split("\n")
+            out += [f"> *Note:* {line}" if j == 0 else f"> {line}" for j, line in enumerate(note_lines)]
+            out.append("")
+            continue
+        heading = _HEADINGS.get(m.role, m.role)
+        if m.role == "assistant" and m.model:
+            heading += f" ({m.model})"
+        out += [f"## {heading}", ""]
+        if m.thinking:
+            out += ["<details><summary>Thinking</summary>", "", m.thinking, "", "</details>", ""]
+        if m.content:
+            out += [m.content, ""]
+        for call in m.tool_calls or []:
+            args = call.args_json or "{}"
+            fence = code_fence(args)
+            out += [f"**Tool call** `{call.name}` — {call.status}", "", f"{fence}json", args, fence, ""]
+            if call.result is not None:
+                fence = code_fence(call.result)
+                out += ["Result:", "", fence, call.result, fence, ""]
+        if m.stopped:
+            out += ["*(stopped)*", ""]
+    return "\n".join(out).rstrip() + "\n"

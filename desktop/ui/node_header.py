@@ -1,0 +1,154 @@
+"""The chat node's header: title, token and cost chips, provider and model pickers.
+
+The header only shows what the node tells it and reports what the user did (signals); the node
+keeps the state (which provider and model are picked, which models are listed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.core.chat.cost import ConversationCost, format_cost
+from desktop.core.chat.export import TokenTotals
+from desktop.core.chat.summary import cost_tooltip, token_chip_text, token_tooltip
+
+__all__ = ["NodeHeader"]
+
+
+class NodeHeader(QFrame):
+    """The header row of a chat node (object name ``nodeHeader``).
+
+    Children (object names): ``nodeTitle``, ``tokenChip``, ``costChip``, ``providerPicker``,
+    ``modelPicker`` (editable: any model id can be typed).
+
+    Signals:
+        title_entered(str): the user finished editing the title (the text as typed).
+        provider_picked(object): the user picked a provider: its id (None: the "no provider" item).
+        model_entered(str): the user picked or typed a model id (stripped; ``""`` for the default).
+    """
+
+    title_entered = Signal(str)
+    provider_picked = Signal(object)
+    model_entered = Signal(str)
+
+    def __init__(self, title: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("nodeHeader")
+        hl = QVBoxLayout(self)
+        hl.setContentsMargins(10, 8, 10, 8)
+        hl.setSpacing(6)
+        row1 = QHBoxLayout()
+        row1.setSpacing(6)
+        self.title_edit = QLineEdit(title, self)
+        self.title_edit.setObjectName("nodeTitle")
+        self.title_edit.setAccessibleName("Node title")
+        self.title_edit.setToolTip("Node title (click to rename)")
+        self.title_edit.editingFinished.connect(lambda: self.title_entered.emit(self.title_edit.text()))
+        row1.addWidget(self.title_edit, 1)
+        self.token_chip = QLabel(self)
+        self.token_chip.setObjectName("tokenChip")
+        self.token_chip.setAccessibleName("Tokens")
+        row1.addWidget(self.token_chip)
+        self.cost_chip = QLabel(self)
+        self.cost_chip.setObjectName("costChip")
+        self.cost_chip.setAccessibleName("Cost")
+        row1.addWidget(self.cost_chip)
+        hl.addLayout(row1)
+        row2 = QHBoxLayout()
+        row2.setSpacing(6)
+        self.provider_picker = QComboBox(self)
+        self.provider_picker.setObjectName("providerPicker")
+        self.provider_picker.setAccessibleName("Provider")
+        self.provider_picker.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.provider_picker.currentIndexChanged.connect(
+            lambda index: self.provider_picked.emit(self.provider_picker.itemData(index))
+        )
+        row2.addWidget(self.provider_picker)
+        self.model_picker = QComboBox(self)
+        self.model_picker.setObjectName("modelPicker")
+        self.model_picker.setAccessibleName("Model")
+        self.model_picker.setEditable(True)
+        self.model_picker.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.model_picker.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.model_picker.setMinimumContentsLength(12)
+        self.model_picker.activated.connect(lambda _i: self._emit_model())
+        line = self.model_picker.lineEdit()
+        if line is not None:
+            line.editingFinished.connect(self._emit_model)
+        row2.addWidget(self.model_picker, 1)
+        hl.addLayout(row2)
+
+    def _emit_model(self) -> None:
+        self.model_entered.emit(self.model_picker.currentText().strip())
+
+    def show_title(self, title: str) -> None:
+        """Show ``title`` in the title field (no signal)."""
+        if self.title_edit.text() != title:
+            self.title_edit.setText(title)
+
+    def show_providers(self, providers: Sequence[tuple[str, str]], current: str | None) -> None:
+        """Fill the provider picker without emitting ``provider_picked``.
+
+        Args:
+            providers: ``(id, label)`` of each configured provider, in order.
+            current: The provider to select; listed as "(missing)" when it is not configured.
+        """
+        picker = self.provider_picker
+        picker.blockSignals(True)
+        try:
+            picker.clear()
+            for pid, label in providers:
+                picker.addItem(label, pid)
+            if current and picker.findData(current) < 0:
+                picker.addItem(f"{current} (missing)", current)
+            picker.setCurrentIndex(picker.findData(current) if current else -1)
+            if not providers and not current:
+                picker.addItem("no provider — open Settings", None)
+                picker.setCurrentIndex(0)
+        finally:
+            picker.blockSignals(False)
+
+    def show_models(self, models: Sequence[str], model: str | None, default: str | None) -> None:
+        """Fill the model picker without emitting ``model_entered``.
+
+        Args:
+            models: The suggested model ids.
+            model: The model picked in the node (None: the field stays empty).
+            default: The model a send uses when none is picked (shown as the placeholder).
+        """
+        picker = self.model_picker
+        picker.blockSignals(True)
+        try:
+            picker.clear()
+            picker.addItems(list(models))
+            picker.setEditText(model or "")
+            line = picker.lineEdit()
+            if line is not None:
+                line.setPlaceholderText(f"{default} (default)" if default else "model id")
+        finally:
+            picker.blockSignals(False)
+
+    def show_model(self, model: str | None) -> None:
+        """Show ``model`` in the model field (no signal)."""
+        self.model_picker.blockSignals(True)
+        self.model_picker.setEditText(model or "")
+        self.model_picker.blockSignals(False)
+
+    def show_totals(self, totals: TokenTotals, cost: ConversationCost) -> None:
+        """Show the conversation's tokens and cost in the chips (tooltips give the details)."""
+        self.token_chip.setText(token_chip_text(totals))
+        self.token_chip.setToolTip(token_tooltip(totals))
+        self.cost_chip.setText(format_cost(cost))
+        self.cost_chip.setToolTip(cost_tooltip(cost))

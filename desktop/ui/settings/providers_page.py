@@ -1,0 +1,493 @@
+"""The Providers tab: the provider list, each provider's fields and key, and the connection test.
+
+Keys never enter the settings: a typed key is kept in ``KeyEdits`` until OK, then stored with
+``SecretStore`` by the dialog. A key coming from an environment variable makes the key field
+read-only; a key with a control character is refused inline (``key_problem``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QMenu,
+    QPushButton,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.core.chat.types import ChatError, ProviderConfig
+from desktop.core.providers import list_models
+from desktop.core.settings import (
+    PROVIDER_PRESETS,
+    ProviderSettings,
+    Settings,
+    env_var_for_provider,
+    preset,
+    provider_config,
+    resolve_key,
+)
+from desktop.ui.settings.common import KeyEdits, SettingsContext, key_problem, mask_key
+
+__all__ = ["ProvidersPage"]
+
+_ID_RE = re.compile(r"[^a-z0-9]+")
+
+
+class ProvidersPage(QWidget):
+    """Edit the providers of ``settings`` (in place) and their keys (in ``keys``).
+
+    Args:
+        context: The application context (key store, environment, HTTP client, scrubbing).
+        settings: The dialog's working copy of the settings; providers are edited in it.
+        keys: The dialog's pending key edits.
+        parent: The dialog.
+
+    Signals:
+        providers_changed(): a provider was added, removed, renamed or its models changed.
+    """
+
+    providers_changed = Signal()
+
+    def __init__(self, context: SettingsContext, settings: Settings, keys: KeyEdits,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.context = context
+        self._settings = settings
+        self.keys = keys
+        self.current: ProviderSettings | None = None
+        """The provider being edited."""
+        self._loading = False
+        self.test_task: asyncio.Task[None] | None = None
+        """The connection test in progress or last run."""
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 10, 0, 0)
+        layout.setSpacing(12)
+        layout.addLayout(self._build_list())
+        layout.addWidget(self._build_form(), 1)
+
+    def _build_list(self) -> QVBoxLayout:
+        left = QVBoxLayout()
+        self.provider_list = QListWidget(self)
+        self.provider_list.setObjectName("providerList")
+        self.provider_list.setFixedWidth(200)
+        self.provider_list.currentRowChanged.connect(self._on_provider_selected)
+        left.addWidget(self.provider_list, 1)
+        row = QHBoxLayout()
+        self.add_provider_button = QToolButton(self)
+        self.add_provider_button.setObjectName("addProviderButton")
+        self.add_provider_button.setText("Add…")
+        self.add_provider_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.add_menu = QMenu(self.add_provider_button)
+        self.add_menu.aboutToShow.connect(self._fill_add_menu)
+        self.add_provider_button.setMenu(self.add_menu)
+        row.addWidget(self.add_provider_button)
+        self.remove_provider_button = QPushButton("Remove", self)
+        self.remove_provider_button.setObjectName("removeProviderButton")
+        self.remove_provider_button.clicked.connect(self.remove_current_provider)
+        row.addWidget(self.remove_provider_button)
+        left.addLayout(row)
+        return left
+
+    def _build_form(self) -> QWidget:
+        host = QWidget(self)
+        form = QFormLayout(host)
+        form.setContentsMargins(0, 0, 0, 0)
+        form.setHorizontalSpacing(12)
+        form.setVerticalSpacing(9)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.ExpandingFieldsGrow)
+        self.name_edit = QLineEdit(host)
+        self.name_edit.setObjectName("providerNameEdit")
+        self.name_edit.textEdited.connect(self._on_field_edited)
+        form.addRow("Name", self.name_edit)
+        self.id_label = QLabel("", host)
+        self.id_label.setObjectName("providerIdLabel")
+        self.id_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        form.addRow("Id", self.id_label)
+        self.api_combo = QComboBox(host)
+        self.api_combo.setObjectName("apiKindCombo")
+        self.api_combo.addItem("OpenAI-compatible (Chat Completions)", "openai")
+        self.api_combo.addItem("Anthropic (Messages)", "anthropic")
+        self.api_combo.currentIndexChanged.connect(self._on_field_edited)
+        form.addRow("API", self.api_combo)
+        self.base_url_edit = QLineEdit(host)
+        self.base_url_edit.setObjectName("baseUrlEdit")
+        self.base_url_edit.setPlaceholderText("https://api.example.com/v1")
+        self.base_url_edit.textEdited.connect(self._on_field_edited)
+        form.addRow("Base URL", self.base_url_edit)
+        self.needs_key_check = QCheckBox("This provider needs an API key", host)
+        self.needs_key_check.setObjectName("needsKeyCheck")
+        self.needs_key_check.toggled.connect(self._on_field_edited)
+        form.addRow("", self.needs_key_check)
+
+        key_row = QHBoxLayout()
+        key_row.setSpacing(6)
+        self.key_edit = QLineEdit(host)
+        self.key_edit.setObjectName("apiKeyEdit")
+        self.key_edit.setEchoMode(QLineEdit.EchoMode.Password)
+        self.key_edit.textEdited.connect(self._on_key_edited)
+        key_row.addWidget(self.key_edit, 1)
+        self.clear_key_button = QPushButton("Forget", host)
+        self.clear_key_button.setObjectName("clearKeyButton")
+        self.clear_key_button.setToolTip("Remove the stored key of this provider")
+        self.clear_key_button.clicked.connect(self.forget_key)
+        key_row.addWidget(self.clear_key_button)
+        form.addRow("API key", key_row)
+        self.key_error = QLabel("", host)
+        self.key_error.setObjectName("keyErrorLabel")
+        self.key_error.setWordWrap(True)
+        self.key_error.setStyleSheet("color: #d04545;")
+        self.key_error.hide()
+        form.addRow("", self.key_error)
+        self.session_only_check = QCheckBox("Keep this key for this session only", host)
+        self.session_only_check.setObjectName("sessionOnlyCheck")
+        self.session_only_check.toggled.connect(self._on_session_only_toggled)
+        form.addRow("", self.session_only_check)
+        self.key_status = QLabel("", host)
+        self.key_status.setObjectName("keyStatusLabel")
+        self.key_status.setWordWrap(True)
+        self.key_status.setMinimumWidth(320)
+        self.key_status.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        form.addRow("", self.key_status)
+
+        self.key_env_edit = QLineEdit(host)
+        self.key_env_edit.setObjectName("keyEnvEdit")
+        self.key_env_edit.setPlaceholderText("e.g. OPENAI_API_KEY (optional)")
+        self.key_env_edit.textEdited.connect(self._on_field_edited)
+        form.addRow("Key variable", self.key_env_edit)
+        self.models_edit = QLineEdit(host)
+        self.models_edit.setObjectName("modelsEdit")
+        self.models_edit.setPlaceholderText("model ids, comma separated (the first is the default)")
+        self.models_edit.textEdited.connect(self._on_field_edited)
+        form.addRow("Models", self.models_edit)
+
+        test_row = QHBoxLayout()
+        self.test_button = QPushButton("Test connection", host)
+        self.test_button.setObjectName("testConnectionButton")
+        self.test_button.clicked.connect(self.test_connection)
+        test_row.addWidget(self.test_button)
+        self.test_result = QLabel("", host)
+        self.test_result.setObjectName("testResultLabel")
+        self.test_result.setWordWrap(True)
+        self.test_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        test_row.addWidget(self.test_result, 1)
+        form.addRow("", test_row)
+        return host
+
+    # ------------------------------------------------------------------------------------------
+    # The list
+
+    def reload(self, select: str | None = None) -> None:
+        """List the providers again; select ``select`` (an id) when given."""
+        self._loading = True
+        try:
+            self.provider_list.clear()
+            for p in self._settings.providers:
+                item = QListWidgetItem(p.name, self.provider_list)
+                item.setData(Qt.ItemDataRole.UserRole, p.id)
+                item.setToolTip(f"{p.name} ({p.api}) — {p.base_url}")
+        finally:
+            self._loading = False
+        self.providers_changed.emit()
+        if select is not None:
+            for i in range(self.provider_list.count()):
+                if self.provider_list.item(i).data(Qt.ItemDataRole.UserRole) == select:
+                    self.provider_list.setCurrentRow(i)
+                    break
+
+    def provider_ids(self) -> list[str]:
+        """Ids of the providers listed, in order."""
+        return [p.id for p in self._settings.providers]
+
+    def select_provider(self, provider_id: str) -> None:
+        """Show the provider ``provider_id``.
+
+        Raises:
+            KeyError: No such provider is listed.
+        """
+        for i in range(self.provider_list.count()):
+            if self.provider_list.item(i).data(Qt.ItemDataRole.UserRole) == provider_id:
+                self.provider_list.setCurrentRow(i)
+                return
+        raise KeyError(provider_id)
+
+    def _on_provider_selected(self, row: int) -> None:
+        if self._loading:
+            return
+        self.current = self._settings.providers[row] if 0 <= row < len(self._settings.providers) else None
+        self._load_fields()
+
+    def _fill_add_menu(self) -> None:
+        self.add_menu.clear()
+        have = set(self.provider_ids())
+        for p in PROVIDER_PRESETS:
+            action = self.add_menu.addAction(p.name)
+            action.setEnabled(p.id not in have)
+            action.triggered.connect(lambda _c=False, pid=p.id: self.add_preset(pid))
+        self.add_menu.addSeparator()
+        custom = self.add_menu.addAction("Custom OpenAI-compatible server…")
+        custom.triggered.connect(lambda _c=False: self.add_custom("openai"))
+        custom_a = self.add_menu.addAction("Custom Anthropic server…")
+        custom_a.triggered.connect(lambda _c=False: self.add_custom("anthropic"))
+
+    def add_preset(self, provider_id: str) -> ProviderSettings:
+        """Add the preset ``provider_id`` (or select it when it is already there).
+
+        Raises:
+            KeyError: There is no such preset.
+        """
+        existing = self._settings.provider(provider_id)
+        if existing is not None:
+            self.select_provider(provider_id)
+            return existing
+        p = preset(provider_id)
+        if p is None:
+            raise KeyError(provider_id)
+        self._settings.providers.append(p)
+        self.keys.removed.discard(provider_id)
+        self.reload(select=provider_id)
+        return p
+
+    def add_custom(self, api: str = "openai", name: str = "Custom") -> ProviderSettings:
+        """Add a custom provider with a fresh id (``custom``, ``custom-2``...)."""
+        base = _ID_RE.sub("-", name.lower()).strip("-") or "custom"
+        pid, n = base, 2
+        have = set(self.provider_ids())
+        while pid in have:
+            pid, n = f"{base}-{n}", n + 1
+        p = ProviderSettings(
+            id=pid,
+            name=name if n == 2 else f"{name} {n - 1}",
+            api="anthropic" if api == "anthropic" else "openai",
+            base_url="http://localhost:8000/v1" if api != "anthropic" else "http://localhost:8000",
+            needs_key=False, models=[],
+        )
+        self._settings.providers.append(p)
+        self.reload(select=pid)
+        return p
+
+    def remove_current_provider(self) -> None:
+        """Remove the provider being edited (its stored key is removed on OK)."""
+        p = self.current
+        if p is None:
+            return
+        self._settings.providers = [q for q in self._settings.providers if q.id != p.id]
+        self.keys.pending.pop(p.id, None)
+        self.keys.rejected.discard(p.id)
+        self.keys.removed.add(p.id)
+        self.current = None
+        self.reload()
+        if self.provider_list.count():
+            self.provider_list.setCurrentRow(0)
+        else:
+            self._load_fields()
+
+    # ------------------------------------------------------------------------------------------
+    # The fields
+
+    def _load_fields(self) -> None:
+        p = self.current
+        self._loading = True
+        try:
+            enabled = p is not None
+            for w in (self.name_edit, self.api_combo, self.base_url_edit, self.needs_key_check, self.key_edit,
+                      self.key_env_edit, self.models_edit, self.test_button, self.remove_provider_button,
+                      self.session_only_check, self.clear_key_button):
+                w.setEnabled(enabled)
+            self.test_result.setText("")
+            if p is None:
+                self.key_error.hide()
+                return
+            self.name_edit.setText(p.name)
+            self.id_label.setText(p.id)
+            self.api_combo.setCurrentIndex(max(0, self.api_combo.findData(p.api)))
+            self.base_url_edit.setText(p.base_url)
+            self.needs_key_check.setChecked(p.needs_key)
+            self.key_env_edit.setText(p.key_env or "")
+            self.models_edit.setText(", ".join(p.models))
+            for edit in (self.name_edit, self.base_url_edit, self.key_env_edit, self.models_edit):
+                edit.setCursorPosition(0)
+            self._load_key_field()
+        finally:
+            self._loading = False
+
+    def _on_field_edited(self, *_args: object) -> None:
+        if self._loading or self.current is None:
+            return
+        p = self.current
+        name = self.name_edit.text().strip()
+        if name:
+            p.name = name
+            item = self.provider_list.currentItem()
+            if item is not None:
+                item.setText(name)
+        api = self.api_combo.currentData()
+        if api in ("openai", "anthropic"):
+            p.api = api
+        p.base_url = self.base_url_edit.text().strip()
+        p.needs_key = self.needs_key_check.isChecked()
+        p.key_env = self.key_env_edit.text().strip() or None
+        p.models = [m.strip() for m in self.models_edit.text().split(",") if m.strip()]
+        self.providers_changed.emit()
+
+    # ------------------------------------------------------------------------------------------
+    # The key
+
+    def _load_key_field(self) -> None:
+        p = self.current
+        if p is None:
+            return
+        secrets = self.context.secrets
+        self.key_edit.clear()
+        self.key_error.hide()
+        self.keys.rejected.clear()  # a refused key is dropped with the field that showed it
+        self.key_edit.setReadOnly(False)
+        self.key_edit.setEchoMode(QLineEdit.EchoMode.Password)
+        self.session_only_check.setChecked(
+            not secrets.available or self.keys.session_only.get(p.id, secrets.has_session_key(p.id))
+        )
+        self.session_only_check.setEnabled(secrets.available)
+        resolution = resolve_key(p, secrets, self.context.environ)
+        env_name = env_var_for_provider(p.id)
+        if resolution.from_environment:
+            self.key_edit.setEchoMode(QLineEdit.EchoMode.Normal)
+            self.key_edit.setText(f"from environment: {resolution.env_var}")
+            self.key_edit.setReadOnly(True)
+            self.key_edit.setToolTip(f"${resolution.env_var} overrides any stored key. "
+                                     "Unset it to use the key stored here.")
+            self.clear_key_button.setEnabled(False)
+            self.session_only_check.setEnabled(False)
+            self.key_status.setText(f"Using ${resolution.env_var} from the environment.")
+            return
+        pending = self.keys.pending.get(p.id)
+        if pending is not None:
+            self.key_edit.setText(pending)
+            self.key_edit.setPlaceholderText("")
+            self.key_status.setText("New key: stored when you press OK.")
+        elif resolution.key and p.id not in self.keys.deleted:
+            self.key_edit.setPlaceholderText(mask_key(resolution.key))
+            where = "the OS keyring" if resolution.source == "keyring" else "memory, for this session only"
+            self.key_status.setText(f"A key is stored in {where}. Type a new one to replace it.")
+        else:
+            self.key_edit.setPlaceholderText("paste your API key" if p.needs_key else "not needed")
+            self.key_status.setText(
+                f"Or set ${env_name}" + (f" or ${p.key_env}" if p.key_env else "") + " in the environment."
+                if p.needs_key else "This provider works without a key."
+            )
+        self.key_edit.setToolTip("")
+        self.clear_key_button.setEnabled(bool(resolution.key) or pending is not None)
+
+    def _on_key_edited(self, text: str) -> None:
+        p = self.current
+        if p is None or self.key_edit.isReadOnly():
+            return
+        problem = key_problem(text)
+        if problem is not None:
+            # Never kept: not pending, not stored; OK is refused while the field holds it.
+            self.keys.pending.pop(p.id, None)
+            self.keys.rejected.add(p.id)
+            self.key_error.setText(problem)
+            self.key_error.show()
+            return
+        self.keys.rejected.discard(p.id)
+        self.key_error.hide()
+        if text.strip():
+            self.keys.pending[p.id] = text
+            self.keys.deleted.discard(p.id)
+            self.key_status.setText("New key: stored when you press OK.")
+            self.clear_key_button.setEnabled(True)
+        else:
+            self.keys.pending.pop(p.id, None)
+
+    def _on_session_only_toggled(self, checked: bool) -> None:
+        if not self._loading and self.current is not None:
+            self.keys.session_only[self.current.id] = checked
+
+    def forget_key(self) -> None:
+        """Forget the key of the current provider (applied on OK)."""
+        p = self.current
+        if p is None:
+            return
+        self.keys.pending.pop(p.id, None)
+        self.keys.deleted.add(p.id)
+        self._load_key_field()
+        self.key_edit.setPlaceholderText("paste your API key")
+        self.key_status.setText("The stored key will be removed when you press OK.")
+        self.clear_key_button.setEnabled(False)
+
+    def set_key(self, text: str) -> None:
+        """Type ``text`` into the key field (as the user would)."""
+        self.key_edit.setText(text)
+        self._on_key_edited(text)
+
+    # ------------------------------------------------------------------------------------------
+    # Test connection
+
+    def _config_for_test(self) -> ProviderConfig | None:
+        p = self.current
+        if p is None:
+            return None
+        if p.id in self.keys.rejected:
+            self.test_result.setText("Fix the API key first.")
+            return None
+        key = self.keys.pending.get(p.id)
+        if key is None and p.id not in self.keys.deleted:
+            key = resolve_key(p, self.context.secrets, self.context.environ).key
+        if p.needs_key and not key:
+            self.test_result.setText("Enter an API key first.")
+            return None
+        return provider_config(p, key=key)
+
+    def test_connection(self) -> asyncio.Task[None] | None:
+        """List the provider's models in the background; the result shows next to the button."""
+        config = self._config_for_test()
+        if config is None:
+            return None
+        self.cancel_test()
+        self.test_button.setEnabled(False)
+        self.test_result.setText("Connecting…")
+        self.test_task = asyncio.ensure_future(self._run_test(config))
+        return self.test_task
+
+    def cancel_test(self) -> None:
+        """Cancel a connection test in progress."""
+        if self.test_task is not None and not self.test_task.done():
+            self.test_task.cancel()
+
+    async def _run_test(self, config: ProviderConfig) -> None:
+        try:
+            models = list(await list_models(config, self.context.client))
+        except asyncio.CancelledError:
+            raise
+        except ChatError as exc:
+            self._test_done(f"✗ {self.context.scrub(str(exc))}", ok=False)
+            return
+        except Exception as exc:  # a transport error the driver did not wrap: still readable
+            self._test_done(f"✗ {type(exc).__name__}: {self.context.scrub(str(exc))}", ok=False)
+            return
+        count = len(models)
+        self._test_done(f"✓ Connected: {count} model{'s' if count != 1 else ''} available", ok=True)
+        p = self.current
+        if p is not None and p.id == config.id and models and not p.models:
+            p.models = models[:50]
+            self.models_edit.setText(", ".join(p.models))
+
+    def _test_done(self, text: str, *, ok: bool) -> None:
+        try:
+            self.test_result.setText(text)
+            self.test_result.setProperty("ok", ok)
+            self.test_button.setEnabled(self.current is not None)
+        except RuntimeError:  # the dialog was closed meanwhile
+            pass
