@@ -6,15 +6,11 @@ from PySide6.QtCore import QStringListModel, Qt, Signal
 from PySide6.QtGui import QKeyEvent, QTextCursor
 from PySide6.QtWidgets import QAbstractItemView, QCompleter, QPlainTextEdit, QSizePolicy, QWidget
 
+from desktop.core.chat.commands import COMMAND_HELP
+
 __all__ = ["ChatInput", "SLASH_COMPLETIONS"]
 
-SLASH_COMPLETIONS: list[tuple[str, str]] = [
-    ("/clear", "empty the conversation (kept in the history archive)"),
-    ("/model", "show or set the model: /model <id>"),
-    ("/system", "show or set the system prompt: /system <text>"),
-    ("/cost", "tokens and cost of this conversation"),
-    ("/help", "list the commands"),
-]
+SLASH_COMPLETIONS: tuple[tuple[str, str], ...] = COMMAND_HELP
 
 _MIN_LINES = 2
 _MAX_LINES = 10

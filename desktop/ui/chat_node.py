@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from typing import Literal, TypeAlias, TypeGuard
+from typing import TypeGuard
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
@@ -50,6 +50,7 @@ from desktop.core.chat.types import (
 )
 from desktop.core.project import NodeState
 from desktop.core.settings import Settings, price_overrides_as_prices
+from desktop.ui.cards import CardDecision
 from desktop.ui.chat_input import ChatInput
 from desktop.ui.node_header import NodeHeader
 from desktop.ui.node_models import NodeModelChoice, spawn
@@ -61,17 +62,14 @@ log = logging.getLogger(__name__)
 
 __all__ = ["HELP_TEXT", "ChatNodeWidget", "conversation_markdown", "token_totals"]
 
-_CardDecision: TypeAlias = Literal["approve", "deny", "always"]
-"""What a permission card reports (``Transcript.decision``): approve once, deny, or always allow."""
-
-_APPROVALS: dict[_CardDecision, ApprovalDecision] = {
+_APPROVALS: dict[CardDecision, ApprovalDecision] = {
     "approve": "approve",
     "always": "approve",
     "deny": "deny",
 }
 
 
-def _is_card_decision(value: str) -> TypeGuard[_CardDecision]:
+def _is_card_decision(value: str) -> TypeGuard[CardDecision]:
     return value in _APPROVALS
 
 

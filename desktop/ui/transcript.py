@@ -34,6 +34,7 @@ from PySide6.QtGui import QPainter, QPaintEvent, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from desktop.core.chat.conversation import Conversation
+from desktop.core.chat.summary import format_tokens, message_meta
 from desktop.core.chat.types import (
     ChatEvent,
     ChatMessage,
@@ -98,16 +99,6 @@ EMPTY_STATE_TEXT = (
 )
 
 
-def format_tokens(n: int) -> str:
-    """Compact token count: ``950``, ``1.2k``, ``34k``, ``1.5M``."""
-    if n < 1000:
-        return str(n)
-    if n < 10_000:
-        return f"{n / 1000:.1f}k".replace(".0k", "k")
-    if n < 1_000_000:
-        return f"{round(n / 1000)}k"
-    return f"{n / 1_000_000:.1f}M".replace(".0M", "M")
-
 
 class _OpaqueContent(QWidget):
     """The transcript's content widget, painted opaque with its palette's background brush.
@@ -156,7 +147,7 @@ class Transcript(QScrollArea):
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.theme = MarkdownTheme()
-        self._meta_text: Callable[[ChatMessage], str] = _default_meta
+        self._meta_text: Callable[[ChatMessage], str] = message_meta
         self._conv: Conversation | None = None
         self._views: dict[str, MessageView] = {}
         self._order: list[MessageView] = []
@@ -573,13 +564,3 @@ class Transcript(QScrollArea):
         self._follow = value >= bar.maximum() - 8
         if value <= 0 and self._start > 0 and bar.maximum() > 0 and self._anchor_from_bottom is None:
             QTimer.singleShot(0, self.load_older)
-
-
-def _default_meta(msg: ChatMessage) -> str:
-    parts = []
-    if msg.model:
-        parts.append(msg.model)
-    if msg.usage is not None:
-        u = msg.usage
-        parts.append(f"{format_tokens(u.total_input_tokens)} in · {format_tokens(u.output_tokens)} out")
-    return " · ".join(parts)
