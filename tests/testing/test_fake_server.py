@@ -215,7 +215,7 @@ def test_stop_is_clean_even_with_a_stalled_stream() -> None:
         with pytest.raises(httpx.RemoteProtocolError):
             for _ in it:
                 pass
-    assert not any(t.name == "FakeProvider" for t in threading.enumerate())
+    assert not any(t.name == "LoopbackProvider" for t in threading.enumerate())
     with pytest.raises(ConnectionRefusedError), socket.create_connection(("127.0.0.1", port), timeout=1):
         pass
     fp.stop()  # idempotent
@@ -233,4 +233,4 @@ def test_restart_after_stop_and_double_start() -> None:
         assert fp.base_url.startswith("http://127.0.0.1:")
     with fp, httpx.Client() as c:
         assert c.get(fp.base_url + "/v1/models").status_code == 200
-    assert "FakeProvider(stopped" in repr(fp)
+    assert "LoopbackProvider(stopped" in repr(fp)
