@@ -18,6 +18,14 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from desktop.demo._constants import (
+    DEMO_FIRST_PROMPT,
+    DEMO_MODEL,
+    DEMO_MODELS,
+    DEMO_NOTE_CONTENT,
+    DEMO_NOTE_PATH,
+    DEMO_PROVIDER_ID,
+)
 from desktop.demo._server import LoopbackProvider
 from desktop.demo._spec import RecordedRequest, Responder, ToolCallSpec, Turn, last_user_text
 
@@ -33,22 +41,6 @@ __all__ = [
     "demo_responder",
     "start_demo_provider",
 ]
-
-DEMO_PROVIDER_ID = "demo"
-"""The id of the in-memory provider entry that ``--demo`` adds to the settings (never saved)."""
-DEMO_MODEL = "claude-sonnet-4-5"
-"""The demo's default model (priced, so the cost chip shows real numbers)."""
-DEMO_FIRST_PROMPT = "Hi! Show me what a chat node can do."
-"""The message the demo tour types into the first node."""
-DEMO_MODELS = [DEMO_MODEL, "claude-haiku-4-5", "claude-opus-4-1"]
-DEMO_NOTE_PATH = "notes/hello.md"
-DEMO_NOTE_CONTENT = (
-    "# Hello from Chat Nodes\n\n"
-    "This note was written by the demo model through the `write_file` tool,\n"
-    "after you approved the call.\n\n"
-    "- Every tool that changes something asks first.\n"
-    "- Files stay inside the project folder.\n"
-)
 
 _THINKING = (
     "The user is trying the offline demo. I should show what the client renders: a heading, a list, "

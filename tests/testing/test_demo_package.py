@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import desktop.demo
 import desktop.demo._render
 import desktop.testing
@@ -34,6 +36,28 @@ def test_importing_the_demo_package_pulls_in_no_test_support_ui_or_qt() -> None:
     assert "desktop.demo._server" in loaded  # the probe really imported the package
     offending = [m for m in loaded if m.startswith(FORBIDDEN)]
     assert offending == []
+
+
+def test_the_demo_constants_load_without_the_server() -> None:
+    code = (
+        "import json, sys\n"
+        "from desktop.demo import DEMO_FIRST_PROMPT, DEMO_MODEL, DEMO_MODELS, DEMO_PROVIDER_ID\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True
+    )
+    loaded = set(json.loads(out.stdout))
+    assert "desktop.demo._constants" in loaded
+    assert not loaded & {"desktop.demo._server", "desktop.demo._script", "desktop.demo._wire", "asyncio"}
+
+
+def test_every_public_name_resolves_and_unknown_names_raise() -> None:
+    for name in desktop.demo.__all__:
+        assert getattr(desktop.demo, name) is not None, name
+    assert set(desktop.demo.__all__) <= set(dir(desktop.demo))
+    with pytest.raises(AttributeError, match="no_such_name"):
+        _ = desktop.demo.no_such_name
 
 
 def test_no_demo_module_names_a_forbidden_package() -> None:
