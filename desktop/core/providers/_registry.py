@@ -10,9 +10,12 @@ import httpx
 from desktop.core.chat.types import ChatDriver, ChatError, ProviderConfig
 
 from ._base import StreamingDriver
+from ._body import ACCEPT_ENCODING, MODEL_LIST_LIMIT, BodyDecodeError, read_limited
 from ._http import (
     CONNECT_TIMEOUT,
+    ERROR_BODY_LIMIT,
     RetryPolicy,
+    check_api_key,
     error_from_http,
     is_retryable_status,
     parse_retry_after,
@@ -20,6 +23,7 @@ from ._http import (
     shared_client,
     transport_error,
 )
+from ._json import loads
 from .anthropic import AnthropicDriver, anthropic_headers, anthropic_url
 from .openai import OpenAIDriver, openai_url
 
@@ -68,6 +72,7 @@ async def list_models(
     http = client if client is not None else shared_client()
     policy = retry if retry is not None else RetryPolicy()
     try:
+        check_api_key(config.api_key, provider=config.id)
         if config.api == "openai":
             headers = {"accept": "application/json"}
             if config.api_key:
@@ -118,27 +123,40 @@ async def _get_json(
     while True:
         retry_after: float | None = None
         try:
-            response = await http.get(url, headers=headers, params=params, timeout=_LIST_TIMEOUT)
+            async with http.stream("GET", url, headers={"accept-encoding": ACCEPT_ENCODING, **headers},
+                                   params=params, timeout=_LIST_TIMEOUT) as response:
+                status = response.status_code
+                limit = MODEL_LIST_LIMIT if status < 300 else ERROR_BODY_LIMIT
+                try:
+                    body, more = await read_limited(response, limit)
+                except BodyDecodeError as exc:
+                    raise ChatError(f"the model list could not be read: {exc}", provider=config.id,
+                                    kind="protocol") from None
+                reason = response.reason_phrase
+                retry_after = parse_retry_after(response.headers)
         except httpx.TransportError as exc:
             err = transport_error(exc, provider=config.id)
+            retry_after = None
         else:
-            if response.status_code < 300:
+            if status < 300:
+                if more:
+                    raise ChatError(
+                        f"the model list is larger than {MODEL_LIST_LIMIT // (1024 * 1024)} MiB; not read",
+                        provider=config.id, kind="protocol",
+                    )
                 try:
-                    payload = response.json()
+                    payload = loads(body)
                 except ValueError:
                     payload = None
                 if not isinstance(payload, dict):
-                    snippet = response.text.strip()[:200]
+                    snippet = body.decode("utf-8", "replace").strip()[:200]
                     raise ChatError(
                         f"the model list is not JSON: {snippet}", provider=config.id, kind="protocol"
                     )
                 return payload
-            err = error_from_http(
-                response.status_code, response.content, provider=config.id, reason=response.reason_phrase
-            )
-            if not is_retryable_status(response.status_code):
+            err = error_from_http(status, body, provider=config.id, reason=reason)
+            if not is_retryable_status(status):
                 raise err
-            retry_after = parse_retry_after(response.headers)
         delay = policy.delay_for(retries, retry_after)
         if delay is None:
             raise err

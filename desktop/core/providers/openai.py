@@ -30,6 +30,7 @@ from desktop.core.chat.types import (
 
 from ._base import StreamingDriver, StreamParser
 from ._http import error_from_payload
+from ._json import clean_arguments, loads
 from ._replay import answered_history
 from ._sse import SSEEvent
 
@@ -192,7 +193,7 @@ class OpenAIStreamParser(StreamParser):
             self._finish()
             return
         try:
-            chunk = json.loads(data)
+            chunk = loads(data)
         except ValueError:
             if event.event == "error":
                 raise ChatError(
@@ -359,13 +360,13 @@ class OpenAIStreamParser(StreamParser):
                 continue
             args = raw or "{}"
             try:
-                parsed = json.loads(args)
+                parsed = loads(args)
             except ValueError:
                 parsed = None
             if not acc.name or not isinstance(parsed, dict):
                 dropped.append(acc.name or "?")
                 continue
-            call = ToolCall(acc.id or f"call_{n}", acc.name, args)
+            call = ToolCall(acc.id or f"call_{n}", acc.name, clean_arguments(args, parsed))
             self.out.append(ToolCallRequested(call))
             self.visible = True
         reason = self.finish_reason
