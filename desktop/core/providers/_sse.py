@@ -24,6 +24,9 @@ __all__ = ["SSEEvent", "SSEDecoder", "SSEError", "MAX_LINE_CHARS", "MAX_EVENT_CH
 MAX_LINE_CHARS = 16 * 1024 * 1024
 #: An event whose data lines add up to more than this is treated as a broken stream.
 MAX_EVENT_CHARS = 16 * 1024 * 1024
+# Each data line is charged this much on top of its length (a Python string's own size), so a
+# flood of tiny ``data:`` lines is bounded in memory too, not only in characters.
+_LINE_COST = 64
 
 
 class SSEError(ValueError):
@@ -58,7 +61,8 @@ class SSEDecoder:
 
         Args:
             max_line_chars: The longest line accepted (characters).
-            max_event_chars: The most data characters one event may gather over all its lines.
+            max_event_chars: The most data characters one event may gather over all its lines
+                (each line also counts 64 for its bookkeeping).
         """
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._tail: list[str] = []  # pieces of the current, not yet terminated line
@@ -134,7 +138,7 @@ class SSEDecoder:
                     self._event = ""
             elif line[:5] == "data:":
                 data.append(line[6:] if line[5:6] == " " else line[5:])
-                self._data_len += len(line)
+                self._data_len += len(line) + _LINE_COST
                 if self._data_len > self._max_event:
                     self._too_big()
             else:
@@ -161,7 +165,7 @@ class SSEDecoder:
             value = value[1:]
         if name == "data":
             self._data.append(value)
-            self._data_len += len(value)
+            self._data_len += len(value) + _LINE_COST
             if self._data_len > self._max_event:
                 self._too_big()
         elif name == "event":

@@ -169,7 +169,7 @@ class OpenAIStreamParser(StreamParser):
 
     __slots__ = (
         "provider", "model", "finish_reason", "_calls", "_by_index", "_last_call",
-        "_think_mode", "_pending", "_strip_leading",
+        "_think_mode", "_pending", "_blank", "_strip_leading",
     )
 
     def __init__(self, *, provider: str, model: str) -> None:
@@ -183,6 +183,9 @@ class OpenAIStreamParser(StreamParser):
         # <think> handling: "start" until the first non-blank content decides, then "think" or "text".
         self._think_mode = "start"
         self._pending = ""
+        # Whitespace-only content before the decision, kept as pieces: joining (or stripping) it
+        # again on every delta would make a long run of blank deltas quadratic.
+        self._blank: list[str] = []
         self._strip_leading = False
 
     # -- events ---------------------------------------------------------------------------------
@@ -249,7 +252,14 @@ class OpenAIStreamParser(StreamParser):
 
     def _content(self, piece: str) -> None:
         """Content while ``<think>`` handling is still active (start or inside a think block)."""
-        text = self._pending + piece
+        if self._think_mode == "start" and not self._pending and piece.isspace():
+            self._blank.append(piece)  # nothing to decide on yet
+            return
+        if self._blank:  # only blank text came before (no partial "<think>" is pending)
+            text = "".join(self._blank) + piece
+            self._blank.clear()
+        else:
+            text = self._pending + piece
         self._pending = ""
         while text:
             if self._think_mode == "start":
@@ -344,6 +354,9 @@ class OpenAIStreamParser(StreamParser):
         if self.finished:
             return
         self.finished = True
+        if self._blank:
+            self._pending = "".join(self._blank)
+            self._blank.clear()
         if self._pending:
             pending, self._pending = self._pending, ""
             if self._think_mode == "think":
