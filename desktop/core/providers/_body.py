@@ -84,6 +84,11 @@ async def iter_body(response: httpx.Response, *, piece: int = PIECE_BYTES) -> As
     Raises:
         BodyDecodeError: The compressed body is corrupt.
     """
+    if response.is_stream_consumed:  # a body already in memory (read before, or built with content=)
+        content = response.content
+        for start in range(0, len(content), piece):
+            yield content[start : start + piece]
+        return
     encoding = response.headers.get("content-encoding", "").strip().lower()
     if encoding in ("", "identity"):
         async for chunk in response.aiter_raw():
