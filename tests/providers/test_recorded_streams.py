@@ -1,4 +1,4 @@
-"""Every recorded stream decodes to the result the fixtures README gives, however the bytes arrive."""
+"""Every recorded stream decodes to the result tests/fixtures/streams/README.md gives, however the bytes arrive."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Driver for OpenAI Chat Completions and compatible servers (DeepSeek, OpenRouter, Groq, Ollama...).
 
-Handles every wire quirk listed in PROTOCOLS.md: usage wherever it appears, tool-call fragments
+Handles every wire quirk listed in ``docs/PROTOCOLS.md``: usage wherever it appears, tool-call fragments
 by index (new id at a used index, missing index, whole call in one chunk, empty name on
 continuations), reasoning as ``reasoning_content``, ``reasoning`` or ``<think>`` tags, errors
 after HTTP 200 in three shapes, and servers that reject ``stream_options``.
