@@ -12,7 +12,7 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
-from contextlib import AbstractAsyncContextManager, aclosing, contextmanager
+from contextlib import AbstractAsyncContextManager, contextmanager
 from typing import Any
 
 import httpx
@@ -257,7 +257,12 @@ class StreamingDriver:
             # cancelling this generator exits ``client.stream`` and closes the response at once.
             try:
                 try:
-                    async with self._open(body) as response, aclosing(iter_body(response)) as raw:
+                    async with self._open(body) as response:
+                        # Like httpx's own iterators, the body reader is not closed explicitly:
+                        # leaving the block closes the response. When a consumer drops this
+                        # generator unfinished, an awaited close of the reader here would suspend
+                        # inside the garbage collector's finaliser (httpcore's cleanup awaits).
+                        raw = iter_body(response)
                         await self._check_status(response, body)
                         out = parser.out
                         limit = self.max_event_chars
