@@ -263,6 +263,19 @@ def test_max_event_size_is_a_driver_argument() -> None:
     assert error is not None and error.kind == "protocol" and "1000" in error.message
 
 
+def test_model_list_size_cap_is_an_argument() -> None:
+    server = MockServer(json_reply(200, {"data": [{"id": f"model-{i}"} for i in range(100)]}))
+
+    async def scenario() -> ChatError:
+        async with server.client() as client:
+            with pytest.raises(ChatError) as info:
+                await list_models(openai_config(), client, max_bytes=500)
+            return info.value
+
+    error = run(scenario())
+    assert error.kind == "protocol" and error.message == "the model list is larger than 500 bytes; not read"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("gzip", [False, True], ids=["plain", "gzip"])
 @pytest.mark.parametrize("status", [200, 500])
@@ -346,3 +359,14 @@ def test_key_echoed_without_its_first_characters_is_scrubbed() -> None:
     out = run(collect(openai_config(), MockServer(json_reply(401, body))))
     assert out.error is not None and SECRET[5:] not in out.error.message
     assert SECRET[-8:] not in out.error.message and "[redacted]" in out.error.message
+
+
+def test_sse_event_limit_counts_every_data_line_and_resets_per_event() -> None:
+    from desktop.core.providers import SSEDecoder, SSEError, driver_for
+
+    decoder = SSEDecoder(max_event_chars=1000)
+    ok = decoder.feed(b"data: a\n" * 5 + b"\n" + b"data: b\n" * 5 + b"\n")
+    assert [e.data for e in ok] == ["\n".join("a" * 5), "\n".join("b" * 5)]
+    with pytest.raises(SSEError, match="longer than 1000"):
+        decoder.feed(b"data: x\n" * 20)  # 20 tiny lines: each also costs its bookkeeping
+    assert driver_for(openai_config(), max_event_chars=5).max_event_chars == 5  # type: ignore[attr-defined]
