@@ -6,13 +6,31 @@ import asyncio
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from desktop.core.chat.types import ChatToolDef
-from desktop.core.tools import ToolCancelled, ToolError, _files, protected_reason, run_in_worker
+from desktop.core.chat.runtime import ChatRuntimeDeps, ChatSendRequest, ChatSendResult, create_chat_runtime
+from desktop.core.chat.types import (
+    ChatEvent,
+    ChatMessage,
+    ChatToolDef,
+    Delta,
+    ProviderConfig,
+    ToolCall,
+    ToolCallFinished,
+    ToolCallRequested,
+)
+from desktop.core.tools import (
+    ToolCancelled,
+    ToolError,
+    _files,
+    project_tools,
+    protected_reason,
+    run_in_worker,
+)
 
 RunTool = Callable[..., str]
 
@@ -199,3 +217,63 @@ def test_worker_results_and_errors_reach_the_caller() -> None:
             await run_in_worker(lambda cancel: (_ for _ in ()).throw(ToolError("boom")))
 
     asyncio.run(scenario())
+
+
+class _SearchOnce:
+    """A driver whose first answer asks for a search and whose later answers say "done"."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def stream(self, *, model: str, messages: Any, tools: Any, system: str | None = None
+                     ) -> AsyncIterator[ChatEvent]:
+        self.calls += 1
+        if self.calls == 1:
+            yield ToolCallRequested(ToolCall("c1", "search_files", '{"query": "needle"}'))
+        else:
+            yield Delta("done")
+
+
+def test_stopping_a_run_during_a_long_search_returns_at_once(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(3000):
+        (project / f"f{i:04d}.txt").write_text("nothing\n")
+    real_read = _files._read_text_for_search
+
+    def slow_read(file: Path) -> str | None:
+        time.sleep(0.005)
+        return real_read(file)
+
+    monkeypatch.setattr(_files, "_read_text_for_search", slow_read)
+    events: list[ChatEvent] = []
+    config = ProviderConfig(id="fake", name="Fake", api="openai", base_url="http://127.0.0.1:9", model="m")
+    runtime = create_chat_runtime(ChatRuntimeDeps(
+        resolve_provider=lambda _req: config,
+        broadcast=lambda _node, event: events.append(event),
+        tools_for=lambda _req: project_tools(project),
+        driver_for=lambda _cfg: _SearchOnce(),
+    ))
+
+    async def scenario() -> tuple[ChatSendResult, float]:
+        task = asyncio.ensure_future(runtime.send(ChatSendRequest("n1", [ChatMessage("u", "user", "go", 0)])))
+        for _ in range(300):
+            if search_threads():
+                break
+            await asyncio.sleep(0.01)
+        assert search_threads(), "the search started"
+        started = time.perf_counter()
+        runtime.stop("n1")
+        result = await task
+        return result, time.perf_counter() - started
+
+    started = time.perf_counter()
+    result, stop_delay = asyncio.run(scenario())
+    assert time.perf_counter() - started < 5  # the whole search would take ~15 s
+    assert result.stop_reason == "stopped" and stop_delay < 0.2
+    finished = [e for e in events if isinstance(e, ToolCallFinished)]
+    assert [(f.call.id, f.call.status) for f in finished] == [("c1", "skipped")]
+    deadline = time.perf_counter() + 0.5
+    while search_threads() and time.perf_counter() < deadline:
+        time.sleep(0.01)
+    assert search_threads() == []
