@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from importlib import resources
+from pathlib import Path
 
+import httpx
 import pytest
 
 from desktop.core.chat import (
@@ -21,6 +24,10 @@ from desktop.core.chat import (
     price_for,
 )
 from desktop.core.chat.cost import FAMILY_PREFIXES, load_prices
+from desktop.core.chat.types import ProviderConfig, UsageReport
+from desktop.core.providers import driver_for
+
+STREAMS = Path(__file__).resolve().parents[1] / "fixtures" / "streams"
 
 DATA = json.loads(resources.files("desktop.core.chat").joinpath("model_prices.json").read_text("utf-8"))
 
@@ -116,12 +123,44 @@ def test_d12_cache_reads_and_writes_have_their_own_rates() -> None:
     assert cost == Cost(pytest.approx(expected), False)
 
 
+def _drive_openai(body: bytes) -> list[UsageReport]:
+    """Run the real OpenAI driver over a recorded stream served by an in-process transport."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    async def scenario() -> list[UsageReport]:
+        config = ProviderConfig("openrouter", "OpenRouter", "openai", "https://openrouter.test/v1", "k" * 20)
+        async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
+            driver = driver_for(config, client)
+            messages = [ChatMessage("u1", "user", "hi", 0)]
+            return [e async for e in driver.stream(model="m", messages=messages, tools=[])
+                    if isinstance(e, UsageReport)]
+
+    return asyncio.run(scenario())
+
+
 def test_d12_openai_cached_tokens_are_not_double_counted() -> None:
     # openrouter_comments_cached_usage: prompt 687 incl. 679 cached, completion 187 incl. 118 reasoning
-    usage = Usage(input_tokens=687 - 679, output_tokens=187, cache_read_tokens=679, reasoning_tokens=118)
+    body = (STREAMS / "openrouter_comments_cached_usage.sse").read_bytes()
+    reports = _drive_openai(body)
+    usage = reports[-1].usage
+    assert usage == Usage(input_tokens=8, output_tokens=187, cache_read_tokens=679, reasoning_tokens=118)
     cost = cost_of(usage, "openai/gpt-4o")
-    assert cost.usd == pytest.approx((8 * 2.5 + 187 * 10.0 + 679 * 1.25) / 1e6)
+    # 8 uncached input at $2.50, 679 cached at $1.25, 187 output (reasoning included) at $10 per million
+    assert cost.usd == pytest.approx(0.00273875)  # (20 + 848.75 + 1870) / 1e6
     assert not cost.estimated
+
+
+def test_d12_openai_cache_write_tokens_are_taken_out_of_the_input_too() -> None:
+    usage = {"prompt_tokens": 1000, "completion_tokens": 10,
+             "prompt_tokens_details": {"cached_tokens": 600, "cache_write_tokens": 300}}
+    body = (b'data: {"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}\n\n'
+            b'data: {"choices":[],"usage":' + json.dumps(usage).encode() + b"}\n\ndata: [DONE]\n\n")
+    (report,) = _drive_openai(body)
+    assert report.usage == Usage(100, 10, cache_read_tokens=600, cache_write_tokens=300)
+    price = Price(input=1.0, output=2.0, cache_read=0.5, cache_write=1.5)
+    assert cost_of(report.usage, "x", {"x": price}).usd == pytest.approx((100 + 20 + 300 + 450) / 1e6)
 
 
 def test_d12_reasoning_tokens_are_part_of_output() -> None:

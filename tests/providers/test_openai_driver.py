@@ -1,4 +1,4 @@
-"""OpenAI-compatible driver: endpoints, request mapping and the wire quirks of PROTOCOLS.md."""
+"""OpenAI-compatible driver: endpoints, request mapping and the wire quirks of docs/PROTOCOLS.md."""
 
 from __future__ import annotations
 

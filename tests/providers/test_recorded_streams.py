@@ -1,4 +1,7 @@
-"""Every recorded stream decodes to the result the fixtures README gives, however the bytes arrive."""
+"""Every recorded stream decodes to the result its fixtures README gives, however the bytes arrive.
+
+The expected results come from tests/fixtures/streams/README.md.
+"""
 
 from __future__ import annotations
 

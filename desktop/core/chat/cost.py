@@ -1,9 +1,9 @@
 """Token cost accounting: model prices, per-message, per-conversation cost and the cost chip text.
 
 Prices are USD per million tokens, loaded at import time from the package data file
-``model_prices.json`` (LiteLLM-derived; see its README). Long-context tiers (``tiers``) are
-ignored: every request is priced at the base rate, so very long prompts on tiered models are
-undercounted.
+``model_prices.json`` (derived from LiteLLM's price list; a row's ``litellm_key``, when present,
+names the LiteLLM entry it came from under another id). Long-context tiers (``tiers``) are ignored:
+every request is priced at the base rate, so very long prompts on tiered models are undercounted.
 
 Matching (case-insensitive, on the part of the id after the last ``/``): a model key matches the
 id itself, or the id continued by ``-`` and a digit (a dated snapshot: ``gpt-4o-2024-08-06``) or

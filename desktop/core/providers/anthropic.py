@@ -27,6 +27,7 @@ from desktop.core.chat.types import (
 
 from ._base import StreamingDriver, StreamParser
 from ._http import error_from_payload
+from ._json import clean_arguments, loads
 from ._replay import answered_history
 from ._sse import SSEEvent
 from .openai import INCOMPLETE_STREAM, TRUNCATED_NOTICE
@@ -170,7 +171,7 @@ class AnthropicStreamParser(StreamParser):
 
     def handle(self, event: SSEEvent) -> None:
         try:
-            data = json.loads(event.data)
+            data = loads(event.data)
         except ValueError:
             if event.event == "error":
                 raise ChatError(
@@ -296,14 +297,14 @@ class AnthropicStreamParser(StreamParser):
             start = block.start_input
             args = json.dumps(start, ensure_ascii=False) if isinstance(start, dict) and start else "{}"
         try:
-            parsed = json.loads(args)
+            parsed = loads(args)
         except ValueError:
             parsed = None
         if not block.name or not isinstance(parsed, dict):
             name = block.name or "?"
             self.out.append(Notice(f"tool call not run: incomplete or invalid arguments ({name})"))
             return
-        self.out.append(ToolCallRequested(ToolCall(block.id, block.name, args)))
+        self.out.append(ToolCallRequested(ToolCall(block.id, block.name, clean_arguments(args, parsed))))
         self.visible = True
 
     def end_of_body(self) -> None:
