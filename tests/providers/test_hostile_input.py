@@ -21,7 +21,6 @@ from provider_support import (
     json_reply,
     openai_config,
     outcome_for,
-    run,
     sse_reply,
 )
 
@@ -59,7 +58,8 @@ def saved(events: list[Any]) -> Conversation:
 # -- lone surrogates ----------------------------------------------------------------------------------
 
 
-def test_openai_lone_surrogates_become_replacement_characters() -> None:
+@pytest.mark.anyio
+async def test_openai_lone_surrogates_become_replacement_characters() -> None:
     pieces = [
         sse(f'{{"model":"gpt-{LONE}","choices":[{{"index":0,"delta":{{"role":"assistant",'
             f'"reasoning_content":"think {LONE}"}}}}]}}'),
@@ -72,7 +72,7 @@ def test_openai_lone_surrogates_become_replacement_characters() -> None:
         sse(f'{{"model":"gpt-{LONE}","choices":[],"usage":{{"prompt_tokens":3,"completion_tokens":4}}}}'),
         b"data: [DONE]\n\n",
     ]
-    out = outcome_for(openai_config(), pieces)
+    out = await outcome_for(openai_config(), pieces)
     assert out.error is None
     assert out.text == "cut \ufffd and whole \U0001F600"
     assert out.thinking == "think \ufffd"
@@ -84,12 +84,14 @@ def test_openai_lone_surrogates_become_replacement_characters() -> None:
     assert conv.messages[1].content == out.text
 
 
-def test_openai_error_after_200_with_a_lone_surrogate() -> None:
-    out = outcome_for(openai_config(), [sse(f'{{"error":{{"message":"bad {LONE} thing","type":"x"}}}}')])
+@pytest.mark.anyio
+async def test_openai_error_after_200_with_a_lone_surrogate() -> None:
+    out = await outcome_for(openai_config(), [sse(f'{{"error":{{"message":"bad {LONE} thing","type":"x"}}}}')])
     assert out.error is not None and out.error.message == "x: bad \ufffd thing"
 
 
-def test_anthropic_lone_surrogates_become_replacement_characters() -> None:
+@pytest.mark.anyio
+async def test_anthropic_lone_surrogates_become_replacement_characters() -> None:
     pieces = [
         sse(f'{{"type":"message_start","message":{{"model":"claude-{LONE}","usage":{{"input_tokens":1}}}}}}',
             "message_start"),
@@ -111,7 +113,7 @@ def test_anthropic_lone_surrogates_become_replacement_characters() -> None:
             "message_delta"),
         sse('{"type":"message_stop"}', "message_stop"),
     ]
-    out = outcome_for(anthropic_config(), pieces)
+    out = await outcome_for(anthropic_config(), pieces)
     assert out.error is None
     assert out.text == "x \ufffd y \U0001F600"
     assert out.thinking == "hmm \ufffd"
@@ -122,15 +124,17 @@ def test_anthropic_lone_surrogates_become_replacement_characters() -> None:
     saved(out.events)
 
 
-def test_anthropic_error_event_with_a_lone_surrogate() -> None:
+@pytest.mark.anyio
+async def test_anthropic_error_event_with_a_lone_surrogate() -> None:
     body = f'{{"type":"error","error":{{"type":"overloaded_error","message":"busy {LONE}"}}}}'
-    out = outcome_for(anthropic_config(), [sse(body, "error")])
+    out = await outcome_for(anthropic_config(), [sse(body, "error")])
     assert out.error is not None and out.error.message == "overloaded_error: busy \ufffd"
 
 
-def test_http_error_body_and_model_ids_with_lone_surrogates() -> None:
+@pytest.mark.anyio
+async def test_http_error_body_and_model_ids_with_lone_surrogates() -> None:
     raw = f'{{"error":{{"message":"no {LONE}","type":"invalid_request_error"}}}}'.encode()
-    out = run(collect(openai_config(), MockServer(json_reply(400, raw))))
+    out = await collect(openai_config(), MockServer(json_reply(400, raw)))
     assert out.error is not None and out.error.message == "400 invalid_request_error: no \ufffd"
     server = MockServer(json_reply(200, f'{{"data":[{{"id":"m-{LONE}"}},{{"id":"ok"}}]}}'.encode()))
 
@@ -138,7 +142,7 @@ def test_http_error_body_and_model_ids_with_lone_surrogates() -> None:
         async with server.client() as client:
             return await list_models(openai_config(), client)
 
-    assert run(scenario()) == ["m-\ufffd", "ok"]
+    assert await scenario() == ["m-\ufffd", "ok"]
 
 
 # -- bounds: endless events and bodies, plain and gzip ------------------------------------------------
@@ -191,7 +195,7 @@ def endless_server(status: int, content_type: str, head: bytes, piece: bytes, *,
     return (lambda: httpx.AsyncClient(transport=httpx.MockTransport(handler))), streams
 
 
-def bounded(coro_factory: Callable[[], Any], *, seconds: float = 60.0) -> tuple[Any, int, float]:
+async def bounded(coro_factory: Callable[[], Any], *, seconds: float = 60.0) -> tuple[Any, int, float]:
     """Run the coroutine under a time limit; return (result, tracemalloc peak, elapsed)."""
     async def timed() -> Any:
         async with asyncio.timeout(seconds):
@@ -200,7 +204,7 @@ def bounded(coro_factory: Callable[[], Any], *, seconds: float = 60.0) -> tuple[
     tracemalloc.start()
     try:
         started = time.perf_counter()
-        result = run(timed())
+        result = await timed()
         elapsed = time.perf_counter() - started
         _, peak = tracemalloc.get_traced_memory()
     finally:
@@ -214,7 +218,8 @@ FIRST = b'data: {"choices":[{"index":0,"delta":{"content":"so far"}}]}\n\n'
 @pytest.mark.slow
 @pytest.mark.parametrize("gzip", [False, True], ids=["plain", "gzip"])
 @pytest.mark.parametrize("shape", ["one endless line", "endless data lines"])
-def test_endless_sse_event_is_a_protocol_error_with_bounded_memory(gzip: bool, shape: str) -> None:
+@pytest.mark.anyio
+async def test_endless_sse_event_is_a_protocol_error_with_bounded_memory(gzip: bool, shape: str) -> None:
     filler = b"x" * 4096 if shape == "one endless line" else b"data: xxxxxxxxxxxxxxx\n" * 200
     prefix = FIRST + b"data: "
     if gzip:
@@ -235,7 +240,7 @@ def test_endless_sse_event_is_a_protocol_error_with_bounded_memory(gzip: bool, s
                 return text, exc
         return text, None
 
-    (text, error), peak, elapsed = bounded(scenario)
+    (text, error), peak, elapsed = await bounded(scenario)
     assert error is not None and error.kind == "protocol"
     assert "longer than" in error.message
     assert text == "so far"  # the text received before the endless event is kept
@@ -244,7 +249,8 @@ def test_endless_sse_event_is_a_protocol_error_with_bounded_memory(gzip: bool, s
     assert streams[0].closed
 
 
-def test_max_event_size_is_a_driver_argument() -> None:
+@pytest.mark.anyio
+async def test_max_event_size_is_a_driver_argument() -> None:
     big = b'data: {"choices":[{"index":0,"delta":{"content":"' + b"y" * 5000 + b'"}}]}\n\n'
     server = MockServer(sse_reply([FIRST, big]))
 
@@ -259,11 +265,12 @@ def test_max_event_size_is_a_driver_argument() -> None:
                 return exc
         return None
 
-    error = run(scenario())
+    error = await scenario()
     assert error is not None and error.kind == "protocol" and "1000" in error.message
 
 
-def test_model_list_size_cap_is_an_argument() -> None:
+@pytest.mark.anyio
+async def test_model_list_size_cap_is_an_argument() -> None:
     server = MockServer(json_reply(200, {"data": [{"id": f"model-{i}"} for i in range(100)]}))
 
     async def scenario() -> ChatError:
@@ -272,14 +279,15 @@ def test_model_list_size_cap_is_an_argument() -> None:
                 await list_models(openai_config(), client, max_bytes=500)
             return info.value
 
-    error = run(scenario())
+    error = await scenario()
     assert error.kind == "protocol" and error.message == "the model list is larger than 500 bytes; not read"
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("gzip", [False, True], ids=["plain", "gzip"])
 @pytest.mark.parametrize("status", [200, 500])
-def test_endless_model_list_or_error_body_is_bounded(gzip: bool, status: int) -> None:
+@pytest.mark.anyio
+async def test_endless_model_list_or_error_body_is_bounded(gzip: bool, status: int) -> None:
     prefix = b'{"data":[{"id":"'
     filler = b"a" * 4096
     head, piece = gzip_endless(prefix, filler) if gzip else (prefix, filler * 16)
@@ -293,7 +301,7 @@ def test_endless_model_list_or_error_body_is_bounded(gzip: bool, status: int) ->
                 return exc
         return None
 
-    error, peak, elapsed = bounded(scenario)
+    error, peak, elapsed = await bounded(scenario)
     assert error is not None
     if status == 200:
         assert error.kind == "protocol" and "larger than 4 MiB" in error.message
@@ -315,19 +323,20 @@ def blank_stream(n: int) -> list[bytes]:
             + [b'data: {"choices":[{"index":0,"delta":{"content":"end"},"finish_reason":"stop"}]}\n\n'])
 
 
-def timed_blanks(n: int) -> float:
+async def timed_blanks(n: int) -> float:
     started = time.perf_counter()
-    out = outcome_for(openai_config(), blank_stream(n))
+    out = await outcome_for(openai_config(), blank_stream(n))
     elapsed = time.perf_counter() - started
     assert out.error is None and out.text == " " * n + "end"
     return elapsed
 
 
 @pytest.mark.slow
-def test_whitespace_only_deltas_are_linear() -> None:
-    assert timed_blanks(200_000) < 3.0  # the quadratic version took ~7-15 s
-    small = min(timed_blanks(50_000) for _ in range(2))
-    large = min(timed_blanks(100_000) for _ in range(2))
+@pytest.mark.anyio
+async def test_whitespace_only_deltas_are_linear() -> None:
+    assert await timed_blanks(200_000) < 3.0  # the quadratic version took ~7-15 s
+    small = min([await timed_blanks(50_000) for _ in range(2)])
+    large = min([await timed_blanks(100_000) for _ in range(2)])
     assert large <= 3 * small + 0.05, (small, large)
 
 
@@ -335,10 +344,11 @@ def test_whitespace_only_deltas_are_linear() -> None:
 
 
 @pytest.mark.parametrize("make", [openai_config, anthropic_config])
-def test_key_with_a_control_character_is_refused_without_echo(make: Callable[..., ProviderConfig]) -> None:
+@pytest.mark.anyio
+async def test_key_with_a_control_character_is_refused_without_echo(make: Callable[..., ProviderConfig]) -> None:
     key = SECRET[:10] + "\n" + SECRET[10:]
     server = MockServer(sse_reply(b""))
-    out = run(collect(make(api_key=key), server))
+    out = await collect(make(api_key=key), server)
     assert out.error is not None and out.error.kind == "auth"
     assert "control characters" in out.error.message
     assert SECRET[:10] not in out.error.message and SECRET[10:] not in out.error.message
@@ -350,13 +360,14 @@ def test_key_with_a_control_character_is_refused_without_echo(make: Callable[...
                 await list_models(make(api_key=key), client)
             return info.value
 
-    err = run(models())
+    err = await models()
     assert err.kind == "auth" and SECRET[10:] not in err.message
 
 
-def test_key_echoed_without_its_first_characters_is_scrubbed() -> None:
+@pytest.mark.anyio
+async def test_key_echoed_without_its_first_characters_is_scrubbed() -> None:
     body = {"error": {"message": f"Incorrect API key provided: ...{SECRET[5:]}", "type": "invalid_api_key"}}
-    out = run(collect(openai_config(), MockServer(json_reply(401, body))))
+    out = await collect(openai_config(), MockServer(json_reply(401, body)))
     assert out.error is not None and SECRET[5:] not in out.error.message
     assert SECRET[-8:] not in out.error.message and "[redacted]" in out.error.message
 

@@ -61,29 +61,32 @@ REFUSED = [
 
 
 @pytest.mark.parametrize("path", REFUSED)
-def test_write_file_refuses_control_files(project: Path, run: RunTool, path: str) -> None:
+@pytest.mark.anyio
+async def test_write_file_refuses_control_files(project: Path, run: RunTool, path: str) -> None:
     with pytest.raises(ToolError, match="write_file refuses .*(configures|configure) the project"):
-        run("write_file", path=path, content="[core]\n\tfsmonitor = touch /tmp/pwned\n")
+        await run("write_file", path=path, content="[core]\n\tfsmonitor = touch /tmp/pwned\n")
     written = [p for p in project.rglob("*") if p.is_file()]
     assert written == []
 
 
-def test_write_file_refuses_a_link_inside_the_project_that_leads_to_a_control_folder(
+@pytest.mark.anyio
+async def test_write_file_refuses_a_link_inside_the_project_that_leads_to_a_control_folder(
     project: Path, run: RunTool
 ) -> None:
     (project / ".git").mkdir()
     (project / ".git" / "config").write_text("[core]\n")
     os.symlink(project / ".git", project / "innocent")
     with pytest.raises(ToolError, match="refuses"):
-        run("write_file", path="innocent/config", content="[core]\n\tfsmonitor = evil\n")
+        await run("write_file", path="innocent/config", content="[core]\n\tfsmonitor = evil\n")
     assert (project / ".git" / "config").read_text() == "[core]\n"
 
 
 @pytest.mark.parametrize(
     "path", ["notes/project.json.md", ".github/workflows/ci.yml", "git/config", "src/envrc", "a.gitignore"]
 )
-def test_write_file_still_writes_ordinary_files(project: Path, run: RunTool, path: str) -> None:
-    assert run("write_file", path=path, content="ok").startswith("wrote 2 bytes")
+@pytest.mark.anyio
+async def test_write_file_still_writes_ordinary_files(project: Path, run: RunTool, path: str) -> None:
+    assert (await run("write_file", path=path, content="ok")).startswith("wrote 2 bytes")
     assert (project / path).read_text() == "ok"
 
 
@@ -94,7 +97,8 @@ def test_protected_reason_folds_case_and_windows_spellings() -> None:
     assert protected_reason("docs/readme.md") is None
 
 
-def test_list_dir_hides_where_an_outside_link_leads(project: Path, tmp_path: Path, run: RunTool) -> None:
+@pytest.mark.anyio
+async def test_list_dir_hides_where_an_outside_link_leads(project: Path, tmp_path: Path, run: RunTool) -> None:
     secret_dir = tmp_path / "private-place"
     secret_dir.mkdir()
     (secret_dir / "f.txt").write_text("x")
@@ -103,7 +107,7 @@ def test_list_dir_hides_where_an_outside_link_leads(project: Path, tmp_path: Pat
     os.symlink(tmp_path / "nowhere", project / "out_broken")
     (project / "inside").mkdir()
     os.symlink(project / "inside", project / "in_link")
-    text = run("list_dir")
+    text = await run("list_dir")
     assert str(tmp_path) not in text.replace(str(project), "<project>")
     assert "private-place" not in text and "nowhere" not in text
     lines = text.splitlines()
@@ -113,7 +117,8 @@ def test_list_dir_hides_where_an_outside_link_leads(project: Path, tmp_path: Pat
     assert "in_link/ -> " + str(project / "inside") + " (symlink)" in lines
 
 
-def test_search_walks_a_very_deep_tree_without_recursion(project: Path, run: RunTool) -> None:
+@pytest.mark.anyio
+async def test_search_walks_a_very_deep_tree_without_recursion(project: Path, run: RunTool) -> None:
     depth = 1500
     deep = project
     for _ in range(depth):  # Path.mkdir(parents=True) and os.makedirs recurse themselves
@@ -122,7 +127,7 @@ def test_search_walks_a_very_deep_tree_without_recursion(project: Path, run: Run
     (deep / "bottom.txt").write_text("the needle is here\n")
     (project / "top.txt").write_text("needle at the top\n")
     try:
-        out = run("search_files", query="NEEDLE").splitlines()
+        out = (await run("search_files", query="NEEDLE")).splitlines()
         assert out[0] == "top.txt:1: needle at the top"
         assert out[1] == "/".join(["d"] * depth) + "/bottom.txt:1: the needle is here"
     finally:  # shutil.rmtree (pytest's cleanup) recurses too: take the tree down here
@@ -132,11 +137,12 @@ def test_search_walks_a_very_deep_tree_without_recursion(project: Path, run: Run
             deep = deep.parent
 
 
-def test_search_order_matches_a_top_down_sorted_walk(project: Path, run: RunTool) -> None:
+@pytest.mark.anyio
+async def test_search_order_matches_a_top_down_sorted_walk(project: Path, run: RunTool) -> None:
     for rel in ["b/z.txt", "b/a/y.txt", "a/x.txt", "c.txt", "a/b/w.txt"]:
         (project / rel).parent.mkdir(parents=True, exist_ok=True)
         (project / rel).write_text("hit\n")
-    assert [line.split(":")[0] for line in run("search_files", query="hit").splitlines()] == [
+    assert [line.split(":")[0] for line in (await run("search_files", query="hit")).splitlines()] == [
         "c.txt", "a/x.txt", "a/b/w.txt", "b/z.txt", "b/a/y.txt",
     ]
 
@@ -155,7 +161,8 @@ def search_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == "chatnodes-search_files"]
 
 
-def test_cancelled_search_returns_at_once_and_its_thread_ends_quickly(
+@pytest.mark.anyio
+async def test_cancelled_search_returns_at_once_and_its_thread_ends_quickly(
     project: Path, tools: dict[str, ChatToolDef], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for i in range(3000):
@@ -178,14 +185,15 @@ def test_cancelled_search_returns_at_once_and_its_thread_ends_quickly(
             await task
         return time.perf_counter() - started
 
-    assert asyncio.run(scenario()) < 0.1
+    assert await scenario() < 0.1
     deadline = time.perf_counter() + 0.5
     while search_threads() and time.perf_counter() < deadline:
         time.sleep(0.01)
     assert search_threads() == []
 
 
-def test_closing_never_waits_for_an_abandoned_tool_thread() -> None:
+@pytest.mark.anyio
+async def test_closing_never_waits_for_an_abandoned_tool_thread() -> None:
     release = threading.Event()
 
     def stubborn(cancel: threading.Event) -> str:
@@ -200,7 +208,7 @@ def test_closing_never_waits_for_an_abandoned_tool_thread() -> None:
             await task
 
     started = time.perf_counter()
-    asyncio.run(scenario())  # asyncio.to_thread would make this wait for the thread (10 s)
+    await scenario()  # asyncio.to_thread would make this wait for the thread (10 s)
     elapsed = time.perf_counter() - started
     release.set()
     assert elapsed < 1.0
@@ -210,13 +218,14 @@ def test_closing_never_waits_for_an_abandoned_tool_thread() -> None:
         thread.join(2)
 
 
-def test_worker_results_and_errors_reach_the_caller() -> None:
+@pytest.mark.anyio
+async def test_worker_results_and_errors_reach_the_caller() -> None:
     async def scenario() -> None:
         assert await run_in_worker(lambda cancel: "ok") == "ok"
         with pytest.raises(ToolError, match="boom"):
             await run_in_worker(lambda cancel: (_ for _ in ()).throw(ToolError("boom")))
 
-    asyncio.run(scenario())
+    await scenario()
 
 
 class _SearchOnce:
@@ -234,7 +243,8 @@ class _SearchOnce:
             yield Delta("done")
 
 
-def test_stopping_a_run_during_a_long_search_returns_at_once(
+@pytest.mark.anyio
+async def test_stopping_a_run_during_a_long_search_returns_at_once(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for i in range(3000):
@@ -268,7 +278,7 @@ def test_stopping_a_run_during_a_long_search_returns_at_once(
         return result, time.perf_counter() - started
 
     started = time.perf_counter()
-    result, stop_delay = asyncio.run(scenario())
+    result, stop_delay = await scenario()
     assert time.perf_counter() - started < 5  # the whole search would take ~15 s
     assert result.stop_reason == "stopped" and stop_delay < 0.2
     finished = [e for e in events if isinstance(e, ToolCallFinished)]
