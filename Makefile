@@ -43,7 +43,7 @@ bench: $(STAMP_BENCH)
 	QT_QPA_PLATFORM=offscreen $(PY) -m benchmarks $(ARGS)
 
 screenshots: $(STAMP_RUN)
-	QT_QPA_PLATFORM=offscreen $(PY) -m desktop.ui.screenshots docs/screenshots
+	QT_QPA_PLATFORM=offscreen $(PY) -m desktop.screenshots docs/screenshots
 
 # A one-folder PyInstaller bundle built from its own clean venv (never the dev venv: qasync's
 # optional imports of other Qt bindings would abort PyInstaller).
