@@ -14,7 +14,6 @@ import functools
 import logging
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Signal
@@ -29,8 +28,6 @@ from desktop.ui.window_chrome import build_status_bar, build_toolbar, fill_menu_
 
 if TYPE_CHECKING:
     import asyncio
-
-    from PySide6.QtCore import QTimer
 
     # Only for type hints: the window's shell is built (and painted) before the core, the chat node
     # and the network stack are imported, so start-up shows a window as early as a bare Qt program.
@@ -80,7 +77,6 @@ class MainWindow(QMainWindow):
         self._first_run_checked = False
         self._error_reporter: ErrorReporter | None = None
         self.probe_task: asyncio.Task[Any] | None = None
-        self.welcome_banner: Banner | None = None
         self.settings_dialog: SettingsDialog | None = None
 
         self._build_actions()
@@ -196,7 +192,7 @@ class MainWindow(QMainWindow):
             ("&View", [self.act_tile, self.act_cascade, None, self.act_tabbed]),
             ("&Help", [self.act_demo, None, self.act_about]),
         ])
-        self.toolbar = build_toolbar(
+        build_toolbar(
             self, [self.act_new_node, None, self.act_tile, self.act_cascade, self.act_tabbed],
             [self.act_export, self.act_settings])
         labels = build_status_bar(self)
@@ -217,11 +213,6 @@ class MainWindow(QMainWindow):
     def store(self) -> ProjectStore | None:
         """The open project's store."""
         return self.projects.store
-
-    @property
-    def _autosave(self) -> QTimer:
-        """The autosave timer (single shot, restarted by every change)."""
-        return self.projects.autosave
 
     def open_project(self, folder: Path) -> None:
         """Save and close the current project, then open ``folder`` (see ``ProjectController.open``)."""
@@ -365,16 +356,6 @@ class MainWindow(QMainWindow):
         self.show_banner(f"Something went wrong: {summary}. The app keeps running; details are in the log.",
                          kind="error", object_name="errorBanner")
 
-    def report_exception(self, exc_type: type[BaseException], exc: BaseException,
-                         tb: TracebackType | None) -> None:
-        """Log an unhandled exception and show it in a banner, without any key; the app keeps running."""
-        self.error_reporter.report(exc_type, exc, tb)
-
-    @property
-    def last_error(self) -> str | None:
-        """The summary of the last unhandled exception reported (None before any)."""
-        return self._error_reporter.last_error if self._error_reporter is not None else None
-
     def _hold(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """Run ``coro`` as a task the window keeps a reference to."""
         import asyncio
@@ -414,7 +395,6 @@ class MainWindow(QMainWindow):
         banner.add_action("Open Settings", self.open_settings, object_name="openSettingsButton")
         if self.context.demo_offer is not None:
             banner.add_action("Try the offline demo", self.try_demo, object_name="tryDemoButton")
-        self.welcome_banner = banner
         try:
             self.probe_task = self._hold(self._probe_local_servers())
         except RuntimeError:  # no running loop (should not happen in the app)

@@ -107,7 +107,7 @@ def test_autosave_is_debounced_after_a_change(qtbot: Any, open_window: Any, fake
     write_settings(config, fake_provider_entry(fake), default="fake")
     window = open_window(project, config)
     window.subwindow_of(window.nodes()[0]).setGeometry(QRect(5, 6, 400, 380))
-    assert window._autosave.isActive()
+    assert window.projects.autosave.isActive()
     with qtbot.waitSignal(window.saved, timeout=3000):
         pass
     node = json.loads((project / "project.json").read_text(encoding="utf-8"))["nodes"][0]
