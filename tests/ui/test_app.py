@@ -139,3 +139,16 @@ def test_the_app_injects_the_scrubber_and_the_demo_into_the_context(make_context
     assert ctx.demo_offer is not None and ctx.demo_offer.provider_id == "demo"
     assert ctx.demo_offer.model == DEMO_MODEL and DEMO_MODEL in ctx.demo_offer.models
     assert not ctx.demo  # offered, not started
+
+
+def test_the_screenshot_tool_renders_every_image(tmp_path: Path) -> None:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    result = subprocess.run([sys.executable, "-m", "desktop.screenshots", str(tmp_path)], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    names = {"main-window.png", "main-window-dark.png", "permission-card.png", "settings.png",
+             "settings-dark.png"}
+    assert {p.name for p in tmp_path.iterdir()} == names
+    for name in names:
+        assert (tmp_path / name).read_bytes().startswith(b"\x89PNG")
+    assert "Traceback" not in result.stderr
