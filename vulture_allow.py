@@ -32,6 +32,23 @@ _.view_for  # transcript
 _.unloaded_count  # transcript
 _.pending_permission_cards  # transcript
 
+_.revision  # ChatNodeWidget: the conversation's revision (cost cache key)
+
+# The loopback provider's scripting and inspection API (desktop.demo), used by the tests and benchmarks
+# through desktop.testing.
+_.openai_base_url
+_.script
+_.pending_turns
+_.requests
+_.connection_count
+_.clear_requests
+_.wait_for_requests
+_.fast_turn
+_.midstream_error
+_.drop
+_.malformed
+_.huge_chunk
+
 # Library APIs.
 _.priority  # keyring.backend.KeyringBackend.priority (screenshots' in-memory keyring)
 _.length  # QTextLayout.FormatRange.length (textflow)

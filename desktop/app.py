@@ -14,10 +14,9 @@ _MODULE_LOADED = time.perf_counter()
 import argparse  # noqa: E402
 import logging  # noqa: E402
 import os  # noqa: E402
-import re  # noqa: E402
 import shutil  # noqa: E402
 import sys  # noqa: E402
-from collections.abc import Mapping, Sequence  # noqa: E402
+from collections.abc import Callable, Iterable, Mapping, Sequence  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import TYPE_CHECKING, Any  # noqa: E402
 
@@ -25,9 +24,12 @@ import PySide6  # noqa: E402,F401  (the Qt binding is imported before qasync so 
 from PySide6.QtCore import QEvent, QEventLoop, QObject  # noqa: E402
 from PySide6.QtWidgets import QApplication, QMainWindow  # noqa: E402
 
+from desktop.demo import DEMO_FIRST_PROMPT, DEMO_PROVIDER_ID  # noqa: E402  (constants only: no server import)
+
 # Everything else (asyncio's loop, qasync, httpx, the keyring, the core, the chat node) is imported
 # only after the window's first paint: see main().
 if TYPE_CHECKING:
+    from desktop.core.redact import KeyScrubFilter
     from desktop.core.secrets import SecretStore
     from desktop.core.settings import CONFIG_DIR_ENV  # noqa: F401 (re-exported lazily, see __getattr__)
     from desktop.ui.context import AppContext, DemoOffer
@@ -43,8 +45,6 @@ __all__ = [
     "create_main_window",
     "wire_window",
     "demo_offer",
-    "scrub_key_shapes",
-    "KeyScrubFilter",
     "install_key_scrub_filter",
     "DEMO_PROVIDER_ID",
     "DEMO_FIRST_PROMPT",
@@ -123,25 +123,9 @@ def wire_window(window: MainWindow, context: AppContext) -> None:
     window.closed.connect(reporter.uninstall)
 
 
-DEMO_PROVIDER_ID = "demo"
-"""The id of the in-memory demo provider."""
-
-DEMO_FIRST_PROMPT = "Hi! Show me what a chat node can do."
-"""What a new demo project offers to send first (the demo provider answers it with its tour)."""
-
-_KEY_PATTERN = re.compile(
-    r"\b(sk-[A-Za-z0-9_\-]{8,}|gsk_[A-Za-z0-9]{8,}|AIza[0-9A-Za-z_\-]{20,})"
-)
-
-
-def scrub_key_shapes(text: str) -> str:
-    """``text`` with anything shaped like a provider key (``sk-…``, ``gsk_…``, ``AIza…``) as ``***``."""
-    return _KEY_PATTERN.sub("***", text)
-
-
 def demo_offer() -> DemoOffer:
     """The offline demo this app ships: the loopback provider playing the scripted tour."""
-    from desktop.testing.demo import DEMO_MODEL, DEMO_MODELS, start_demo_provider
+    from desktop.demo import DEMO_MODEL, DEMO_MODELS, start_demo_provider
     from desktop.ui.context import DemoOffer
 
     return DemoOffer(
@@ -168,41 +152,30 @@ def make_context(
         environ: Environment used for key resolution (default ``os.environ``).
         secrets: The key store (default: the OS keyring, or session-only when there is none).
     """
+    from desktop.core.redact import scrub_key_shapes
     from desktop.ui.context import AppContext
 
     return AppContext(config_dir=Path(config_dir), key_scrubber=scrub_key_shapes,
                       demo_offer=demo_offer(), demo=demo, environ=environ, secrets=secrets)
 
 
-class KeyScrubFilter(logging.Filter):
-    """Rewrites every record so that nothing shaped like a provider key reaches a log handler.
+def install_key_scrub_filter(
+    logger: logging.Logger | None = None, secrets: Callable[[], Iterable[str | None]] | None = None
+) -> KeyScrubFilter:
+    """Add one :class:`~desktop.core.redact.KeyScrubFilter` to every handler of ``logger``.
 
-    The message (with its arguments merged in), the formatted traceback and the stack text are
-    passed through :func:`scrub_key_shapes`. Installed on the root logger's handlers, it sees the
-    records of every logger that propagates to them.
-    """
-
-    def filter(self, record: logging.LogRecord) -> bool:  # noqa: A003 (logging API)
-        """Scrub ``record`` in place; always keeps it."""
-        message = record.getMessage()
-        record.msg, record.args = scrub_key_shapes(message), None
-        if record.exc_info and not record.exc_text:
-            record.exc_text = logging.Formatter().formatException(record.exc_info)
-        if record.exc_text:
-            record.exc_text = scrub_key_shapes(record.exc_text)
-        if record.stack_info:
-            record.stack_info = scrub_key_shapes(record.stack_info)
-        return True
-
-
-def install_key_scrub_filter(logger: logging.Logger | None = None) -> logging.Filter:
-    """Add one :class:`KeyScrubFilter` to every handler of ``logger`` (the root logger when None).
+    Args:
+        logger: The logger whose handlers get the filter (the root logger when None).
+        secrets: Returns the keys known right now (scrubbed with any 8+ character run of them);
+            None scrubs key shapes only.
 
     Returns:
-        The filter (already installed; a handler that has it is not given a second one).
+        The filter (already installed; a handler that has one is not given a second one).
     """
+    from desktop.core.redact import KeyScrubFilter
+
     target = logger if logger is not None else logging.getLogger()
-    key_filter = KeyScrubFilter()
+    key_filter = KeyScrubFilter(secrets)
     for handler in target.handlers:
         if not any(isinstance(f, KeyScrubFilter) for f in handler.filters):
             handler.addFilter(key_filter)
@@ -210,7 +183,8 @@ def install_key_scrub_filter(logger: logging.Logger | None = None) -> logging.Fi
 
 
 def __getattr__(name: str) -> Any:
-    """``AppContext``, ``CONFIG_DIR_ENV`` and ``cancel_and_wait``: still importable here, loaded lazily."""
+    """Names still importable here, loaded lazily: ``AppContext``, ``CONFIG_DIR_ENV``,
+    ``cancel_and_wait``, ``KeyScrubFilter`` and ``scrub_key_shapes``."""
     if name == "AppContext":
         from desktop.ui.context import AppContext
 
@@ -219,6 +193,10 @@ def __getattr__(name: str) -> Any:
         from desktop.core.settings import CONFIG_DIR_ENV
 
         return CONFIG_DIR_ENV
+    if name in ("KeyScrubFilter", "scrub_key_shapes"):
+        from desktop.core import redact
+
+        return getattr(redact, name)
     if name == "cancel_and_wait":
         from desktop.core.aio import cancel_and_wait
 
@@ -270,7 +248,8 @@ def main(argv: Sequence[str] | None = None, *, started_at: float | None = None) 
     t0 = started_at if started_at is not None else _MODULE_LOADED
     args = parse_args(argv)
     _configure_logging()
-    install_key_scrub_filter()
+    key_source: list[Callable[[], list[str]]] = []  # the context's keys, once it exists
+    install_key_scrub_filter(secrets=lambda: key_source[0]() if key_source else [])
     from desktop.ui.main_window import MainWindow
     from desktop.ui.theme import (
         app_icon,
@@ -326,7 +305,9 @@ def main(argv: Sequence[str] | None = None, *, started_at: float | None = None) 
         if system_scheme() != current_scheme():  # the exact answer, now that the window is up
             apply_theme(app)
         follow_system_scheme(app)
-        wire_window(window, make_context(config_dir=config_dir, demo=args.demo))
+        context = make_context(config_dir=config_dir, demo=args.demo)
+        key_source.append(context.recent_keys)
+        wire_window(window, context)
         window.open_project(folder)
         if args.smoke_test:
             await _finish_smoke_test(window, watcher, t0)

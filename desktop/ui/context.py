@@ -9,12 +9,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from desktop.core.aio import cancel_and_wait
+from desktop.core.redact import scrub_secrets
 
 if TYPE_CHECKING:
     from desktop.core.chat.types import ChatDriver, ChatToolDef, ProviderConfig
@@ -22,6 +24,9 @@ if TYPE_CHECKING:
     from desktop.core.settings import SendTarget, Settings
 
 log = logging.getLogger(__name__)
+
+_KEY_CACHE_S = 2.0
+"""How long the log filter reuses the known keys before it looks them up again."""
 
 __all__ = ["AppContext", "DemoOffer", "DemoServer"]
 
@@ -109,6 +114,7 @@ class AppContext:
         self.project_dir: Path | None = None
         self.bridge = RuntimeBridge()
         self._key_scrubber = key_scrubber
+        self._keys_cache: tuple[float, list[str]] | None = None
         self._deps = ChatRuntimeDeps(
             resolve_provider=self.resolve_provider,
             broadcast=self.bridge.broadcast,
@@ -168,6 +174,7 @@ class AppContext:
         self.settings_store.save(clean)
         self.settings = clean
         self.settings_error = None
+        self._keys_cache = None  # a key may have changed with the settings
         self._deps.max_iterations = clean.max_iterations
 
     # -- runtime dependencies ------------------------------------------------------------------
@@ -253,11 +260,16 @@ class AppContext:
                 keys.append(key)
         return keys
 
+    def recent_keys(self) -> list[str]:
+        """:meth:`known_keys`, looked up at most every couple of seconds (the log filter asks per record)."""
+        now = time.monotonic()
+        if self._keys_cache is None or now - self._keys_cache[0] > _KEY_CACHE_S:
+            self._keys_cache = (now, self.known_keys())
+        return self._keys_cache[1]
+
     def scrub(self, text: str) -> str:
-        """``text`` without any known key and without anything shaped like one."""
-        for key in sorted(self.known_keys(), key=len, reverse=True):
-            text = text.replace(key, "***")
-        return self._key_scrubber(text)
+        """``text`` without any known key (nor any 8+ character run of one), nor anything shaped like one."""
+        return self._key_scrubber(scrub_secrets(text, self.known_keys()))
 
     # -- shutdown -------------------------------------------------------------------------------
     async def aclose(self) -> None:

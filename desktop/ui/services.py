@@ -39,5 +39,5 @@ class AppServices:
     bridge: RuntimeBridge
     settings: Callable[[], Settings]
     list_models: Callable[[str], Awaitable[list[str]]]
-    archive: Callable[[str, Sequence[ChatMessage]], None] | None = None
+    archive: Callable[[str, Sequence[ChatMessage]], object] | None = None
     read_archive: Callable[[str], list[ChatMessage]] | None = None

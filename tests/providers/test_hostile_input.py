@@ -86,7 +86,8 @@ async def test_openai_lone_surrogates_become_replacement_characters() -> None:
 
 @pytest.mark.anyio
 async def test_openai_error_after_200_with_a_lone_surrogate() -> None:
-    out = await outcome_for(openai_config(), [sse(f'{{"error":{{"message":"bad {LONE} thing","type":"x"}}}}')])
+    body = f'{{"error":{{"message":"bad {LONE} thing","type":"x"}}}}'
+    out = await outcome_for(openai_config(), [sse(body)])
     assert out.error is not None and out.error.message == "x: bad \ufffd thing"
 
 
@@ -345,7 +346,9 @@ async def test_whitespace_only_deltas_are_linear() -> None:
 
 @pytest.mark.parametrize("make", [openai_config, anthropic_config])
 @pytest.mark.anyio
-async def test_key_with_a_control_character_is_refused_without_echo(make: Callable[..., ProviderConfig]) -> None:
+async def test_key_with_a_control_character_is_refused_without_echo(
+    make: Callable[..., ProviderConfig],
+) -> None:
     key = SECRET[:10] + "\n" + SECRET[10:]
     server = MockServer(sse_reply(b""))
     out = await collect(make(api_key=key), server)

@@ -98,7 +98,9 @@ def test_protected_reason_folds_case_and_windows_spellings() -> None:
 
 
 @pytest.mark.anyio
-async def test_list_dir_hides_where_an_outside_link_leads(project: Path, tmp_path: Path, run: RunTool) -> None:
+async def test_list_dir_hides_where_an_outside_link_leads(
+    project: Path, tmp_path: Path, run: RunTool
+) -> None:
     secret_dir = tmp_path / "private-place"
     secret_dir.mkdir()
     (secret_dir / "f.txt").write_text("x")

@@ -14,12 +14,12 @@ import pytest
 
 from desktop.app import (
     AppContext,
-    KeyScrubFilter,
     default_project_dir,
     install_key_scrub_filter,
     parse_args,
     resolve_config_dir,
 )
+from desktop.core.redact import KeyScrubFilter
 from desktop.testing.demo import DEMO_MODEL
 
 pytest_plugins = ["test_app_support"]  # fixtures: fake, make_context, open_window

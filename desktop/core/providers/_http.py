@@ -178,7 +178,7 @@ def _describe(err: Any) -> tuple[str | None, str, int | None]:
 
 
 def error_from_payload(
-    payload: Any, *, provider: str | None, event_type: str | None = None
+    payload: Any, *, provider: str | None
 ) -> ChatError:
     """A ``ChatError`` for an error reported inside a stream after HTTP 200.
 
