@@ -341,6 +341,14 @@ class DocumentStore(Generic[T]):
         """The file bytes of ``value`` and whether lone surrogates had to be replaced."""
         return utf8_bytes(self._encode(value))
 
+    def check_writable(self) -> None:
+        """Raise ``blocked_error`` while the file could not be read and was left in place."""
+        if self.blocked is not None:
+            raise self._blocked_error(
+                f"{self.path} could not be read earlier ({self.blocked}) and is not overwritten; "
+                "fix or move it, then open it again"
+            )
+
     def write(self, value: T) -> bool:
         """Write ``value`` atomically; the previous good file becomes ``<name>.bak``.
 
@@ -351,11 +359,7 @@ class DocumentStore(Generic[T]):
             Exception: ``blocked_error`` while the file could not be read and was left in place.
             OSError: Writing failed; the previous file is unchanged.
         """
-        if self.blocked is not None:
-            raise self._blocked_error(
-                f"{self.path} could not be read earlier ({self.blocked}) and is not overwritten; "
-                "fix or move it, then open it again"
-            )
+        self.check_writable()
         data, repaired = self.encode_value(value)
         if repaired:
             log.warning("%s: invalid Unicode (lone surrogates) replaced with U+FFFD on save", self.path.name)
