@@ -185,7 +185,12 @@ class GrantStore:
             after = edit(before)
             if after == before:
                 return False
-            nodes[node_id] = after
+            if after.tools or after.servers:
+                nodes[node_id] = after
+            else:
+                nodes.pop(node_id, None)
+            if not nodes:
+                data.pop(key, None)
             return True
 
         return self._update(change)
@@ -242,7 +247,10 @@ class GrantStore:
             current = {n: g for n, g in nodes.items() if g.tools or g.servers}
             if updated == current:
                 return False
-            data[key] = updated
+            if updated:
+                data[key] = updated
+            else:
+                data.pop(key, None)
             return True
 
         return self._update(change)
@@ -252,6 +260,10 @@ class GrantStore:
         key = self.project_key(folder)
 
         def change(data: Grants) -> bool:
-            return data.get(key, {}).pop(node_id, None) is not None
+            nodes = data.get(key, {})
+            found = nodes.pop(node_id, None) is not None
+            if not nodes:
+                data.pop(key, None)
+            return found
 
         return self._update(change)

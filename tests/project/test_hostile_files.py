@@ -22,11 +22,10 @@ def _valid_project() -> dict[str, Any]:
     append_message(node.conversation, "user", "hello")
     reply = append_message(node.conversation, "assistant", "hi there")
     reply.model = "m"
+    conv = json.loads(serialize_conversation(node.conversation))
+    data = {"conversation": conv, "model": None, "provider": None, "system": None, "always_allow": []}
     return {"version": 1, "nodes": [{"id": "n-1", "kind": "chat", "title": "T", "x": 1, "y": 2, "width": 300,
-                                     "height": 200,
-                                     "data": {"conversation": json.loads(serialize_conversation(node.conversation)),
-                                              "model": None, "provider": None, "system": None,
-                                              "always_allow": []}}]}
+                                     "height": 200, "data": data}]}
 
 
 def _deep(depth: int, closed: bool = True) -> bytes:
@@ -108,7 +107,7 @@ def test_escaped_lone_surrogates_in_a_project_are_repaired_and_reported(tmp_path
     msgs = raw["nodes"][0]["data"]["conversation"]["messages"]
     msgs[1]["content"] = f"half an emoji: {LONE}"
     msgs[1][f"future{LONE}"] = [f"\udc00{LONE}"]
-    raw[f"key\udc00"] = "x"
+    raw["key\udc00"] = "x"
     text = json.dumps(raw)  # ensure_ascii: the surrogates are written as \\ud83d escapes
     assert "\\ud83d" in text
     store = ProjectStore(tmp_path)
