@@ -21,6 +21,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ MAX_DEPTH = 128
 """Deepest nesting a document may have (ours are about 10 deep); deeper files count as corrupt."""
 
 Fingerprint: TypeAlias = tuple[int, int, int]
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 T = TypeVar("T")
 
 
@@ -171,7 +173,7 @@ def parse_document(data: bytes, max_depth: int = MAX_DEPTH) -> tuple[object, int
     if isinstance(raw, (dict, list)) and (data.count(b"[") + data.count(b"{")) > max_depth:
         if _depth_exceeds(raw, max_depth):
             raise ValueError(f"nested more than {max_depth} levels deep")
-    if "\\u" in text or "\\U" in text:  # only escapes can produce a surrogate from valid UTF-8
+    if _SURROGATE_ESCAPE.search(text) is not None:  # from valid UTF-8 only escapes make surrogates
         raw, repaired = repair_surrogates(raw)
         return raw, repaired
     return raw, 0
