@@ -66,16 +66,21 @@ class FileLock:
     """A non-blocking exclusive lock on ``path``.
 
     Args:
-        path: A lock file (created when missing, with its folder when ``create_parent``) or, on
-            POSIX, an existing folder (locked through a read-only descriptor; nothing is created).
+        path: A lock file (created when missing, with its folder when ``create_parent``), or with
+            ``directory`` an existing folder (POSIX only; locked through a read-only descriptor,
+            nothing is created).
+        directory: ``path`` is a folder to lock.
         create_parent: Create the lock file's folder when it is missing.
         note_pid: Write this process id into the lock file once held (for the "held by" message).
     """
 
-    def __init__(self, path: Path, *, create_parent: bool = True, note_pid: bool = True) -> None:
+    def __init__(
+        self, path: Path, *, directory: bool = False, create_parent: bool = True, note_pid: bool = True
+    ) -> None:
         self.path = Path(path)
+        self._directory = directory
         self._create_parent = create_parent
-        self._note_pid = note_pid
+        self._note_pid = note_pid and not directory
         self._fd: int | None = None
         self._finalizer: weakref.finalize[..., FileLock] | None = None
         self.last_error: str | None = None
@@ -89,11 +94,10 @@ class FileLock:
         """Take the lock without waiting (a no-op returning ``HELD`` when already held)."""
         if self._fd is not None:
             return LockState.HELD
-        is_dir = self.path.is_dir()
         try:
-            if is_dir:
-                if sys.platform == "win32":
-                    self.last_error = "folders cannot be locked here"
+            if self._directory:
+                if sys.platform == "win32" or not self.path.is_dir():
+                    self.last_error = "folders cannot be locked here, or the folder is missing"
                     return LockState.UNAVAILABLE
                 fd = os.open(self.path, os.O_RDONLY)
             else:
@@ -116,7 +120,7 @@ class FileLock:
         self._fd = fd
         self._finalizer = weakref.finalize(self, os.close, fd)
         self.last_error = None
-        if self._note_pid and not is_dir:
+        if self._note_pid:
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, 0)
                 os.lseek(fd, 0, os.SEEK_SET)

@@ -164,7 +164,7 @@ class GrantStore:
             OSError: The file could not be written (the grant is not kept).
         """
         self.config_dir.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(self.config_dir, note_pid=False)
+        lock = FileLock(self.config_dir, directory=True)
         lock.acquire(timeout=2.0)
         try:
             self._data = None  # always start from what is on disk now

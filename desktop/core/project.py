@@ -47,6 +47,8 @@ from .chat.conversation import Conversation
 from .chat.types import ChatMessage
 from .permissions import GrantStore
 from .project_format import (
+    DEFAULT_NODE_HEIGHT,
+    DEFAULT_NODE_WIDTH,
     PROJECT_FILE,
     PROJECT_VERSION,
     NodeState,
@@ -60,6 +62,8 @@ from .project_format import (
 
 __all__ = [
     "ARCHIVE_DIR",
+    "DEFAULT_NODE_HEIGHT",
+    "DEFAULT_NODE_WIDTH",
     "LOCK_FILE",
     "PROJECT_FILE",
     "PROJECT_VERSION",

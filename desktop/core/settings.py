@@ -172,7 +172,7 @@ class SettingsStore:
         """
         settings.validate()
         self.config_dir.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(self.config_dir, note_pid=False)
+        lock = FileLock(self.config_dir, directory=True)
         lock.acquire(timeout=2.0)  # keeps another instance's debris cleanup off our temp file
         try:
             self._doc.write(settings)
@@ -184,7 +184,7 @@ class SettingsStore:
     def _remove_debris(self) -> None:
         if not self.config_dir.is_dir():
             return
-        lock = FileLock(self.config_dir, note_pid=False)
+        lock = FileLock(self.config_dir, directory=True)
         state = lock.try_acquire()
         try:
             if state is LockState.HELD:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from desktop.core import _docstore
+from desktop.core._lock import FileLock, LockState
 from desktop.core.chat.types import ChatMessage
 from desktop.core.project import Project, ProjectStore, new_node_state
 from desktop.core.settings import SettingsStore, default_settings
@@ -61,6 +62,18 @@ def test_settings_temp_files_are_removed_on_load(tmp_path: Path) -> None:
         (tmp_path / name).write_bytes(b"partial")
     assert store.load() == default_settings()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["settings.json", "settings.json.bak"]
+
+
+def test_settings_temp_files_of_a_running_save_are_kept(tmp_path: Path) -> None:
+    store = SettingsStore(tmp_path)
+    store.save(default_settings())
+    with FileLock(tmp_path, directory=True) as saving:  # another instance is in the middle of a save
+        assert saving.try_acquire() is LockState.HELD
+        (tmp_path / ".settings.json.live.tmp").write_bytes(b"being written")
+        assert store.load() == default_settings()
+        assert (tmp_path / ".settings.json.live.tmp").exists()
+    assert store.load() == default_settings()
+    assert not (tmp_path / ".settings.json.live.tmp").exists()
 
 
 def _history(store: ProjectStore, messages: list[ChatMessage], node_id: str) -> list[str]:
