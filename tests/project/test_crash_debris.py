@@ -175,6 +175,7 @@ _SAVER = textwrap.dedent("""
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
 def test_kill_9_during_saves_never_duplicates_or_loses_a_message(tmp_path: Path) -> None:
     rng = random.Random(6)
     env = dict(os.environ, PYTHONPATH=str(REPO))
