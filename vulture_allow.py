@@ -49,6 +49,19 @@ _.drop
 _.malformed
 _.huge_chunk
 
+# Core persistence API exercised by the project tests (and, for servers, the MCP approval grants).
+_.kept_ids  # core.archive.TrimInfo
+_.for_project  # core.permissions.GrantStore
+_.allow_tool
+_.allow_server
+_.revoke_server
+_.forget_node
+_.archive_dir  # core.project.ProjectStore
+_.load_or_recover
+_.archive_path
+_.read_archive_contents
+_.full_history
+
 # Library APIs.
 _.priority  # keyring.backend.KeyringBackend.priority (screenshots' in-memory keyring)
 _.length  # QTextLayout.FormatRange.length (textflow)

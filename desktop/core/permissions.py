@@ -201,12 +201,6 @@ class GrantStore:
             folder, node_id, lambda g: g if tool in g.tools else NodeGrants((*g.tools, tool), g.servers)
         )
 
-    def revoke_tool(self, folder: Path, node_id: str, tool: str) -> bool:
-        """Stop always allowing ``tool`` in this node; True when it was allowed."""
-        return self._edit_node(
-            folder, node_id, lambda g: NodeGrants(tuple(t for t in g.tools if t != tool), g.servers)
-        )
-
     def allow_server(self, folder: Path, node_id: str, server: str) -> bool:
         """Always allow the MCP server ``server`` in this node; True when it was not allowed yet."""
         return self._edit_node(

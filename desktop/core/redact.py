@@ -77,7 +77,7 @@ def _matcher(secrets: tuple[str, ...]) -> tuple[re.Pattern[str] | None, tuple[st
     return pattern, tuple(long_forms), tuple(sorted(short, key=len, reverse=True))
 
 
-def scrub_secrets(text: str, secrets: Iterable[str | None]) -> str:
+def scrub_secrets(text: str, secrets: Iterable[str | None], replacement: str = REDACTED) -> str:
     """``text`` with every known secret, and every run of 8+ characters copied from one, replaced.
 
     A run is any substring of a secret (or of its escaped form, for a key holding a control
@@ -88,6 +88,7 @@ def scrub_secrets(text: str, secrets: Iterable[str | None]) -> str:
     Args:
         text: The text to clean.
         secrets: The known secrets (API keys).
+        replacement: What stands in for each removed run.
 
     Returns:
         The cleaned text (``text`` itself when nothing matched).
@@ -109,14 +110,14 @@ def scrub_secrets(text: str, secrets: Iterable[str | None]) -> str:
             while end < len(text) and any(text[start : end + 1] in form for form in forms):
                 end += 1
             parts.append(text[pos:start])
-            parts.append(REDACTED)
+            parts.append(replacement)
             pos = end
         if parts:
             parts.append(text[pos:])
             text = "".join(parts)
     for secret in short:
         if secret in text:
-            text = text.replace(secret, REDACTED)
+            text = text.replace(secret, replacement)
     return text
 
 

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
 from typing import TypeGuard
 
-from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
@@ -48,7 +47,7 @@ from desktop.core.chat.types import (
     ToolCallRequested,
     UsageReport,
 )
-from desktop.core.project import NodeState
+from desktop.core.project import NodeState, TrimInfo, apply_trim
 from desktop.core.settings import Settings, price_overrides_as_prices
 from desktop.ui.cards import CardDecision
 from desktop.ui.chat_input import ChatInput
@@ -236,12 +235,10 @@ class ChatNodeWidget(QWidget):
     def to_state(self) -> NodeState:
         """The node as a ``NodeState`` (geometry as given at construction; the window fills it in).
 
-        The conversation object is shared, not copied. Today's project store trims it in place on
-        save, so a refresh (``apply_saved``) is scheduled for the next turn of the event loop; once
-        the window calls ``apply_saved`` after every save, this scheduling goes.
+        The conversation object is shared, not copied: the project store never changes it (a save
+        returns what it trimmed and the window hands it to :meth:`apply_saved`).
         """
         s = self._state
-        QTimer.singleShot(0, self.apply_saved)
         return NodeState(
             id=s.id,
             kind=s.kind,
@@ -259,29 +256,18 @@ class ChatNodeWidget(QWidget):
             data_extra=dict(s.data_extra),
         )
 
-    def apply_saved(self, kept: Sequence[ChatMessage] | None = None) -> None:
-        """Take in what a project save did to this node's history; the one "after save" refresh.
+    def apply_saved(self, info: TrimInfo) -> None:
+        """Take in what a project save trimmed from this node's history (the store never changes
+        the live conversation; the window hands each node its ``SaveResult.trimmed`` entry).
 
-        Args:
-            kept: The messages the store kept when it trimmed this node's history to its cap
-                (oldest exchanges moved to the archive, its note included). They replace the node's
-                messages up to the last kept one; messages the node received after the saved
-                snapshot stay. None: the store did not trim this node, or trimmed the shared list
-                in place (today's store); the node only re-renders and recounts.
+        The archived messages leave the conversation and the store's note takes their place;
+        messages that arrived after the saved snapshot stay. Nothing happens when the trim was
+        already applied.
         """
-        if self._closed:
+        if self._closed or not apply_trim(self._conv, info):
             return
-        if kept:
-            messages = self._conv.messages
-            last_id = kept[-1].id
-            at = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].id == last_id), None)
-            if at is None:
-                log.warning("node %s: the saved history does not match the conversation; kept as is",
-                            self.node_id)
-            else:
-                messages[:] = [*kept, *messages[at + 1:]]
         self._touch()
-        self.transcript.flush()
+        self.transcript.set_conversation(self._conv)
         self._update_chips()
 
     def cost(self) -> ConversationCost:

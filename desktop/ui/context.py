@@ -98,6 +98,7 @@ class AppContext:
         import httpx
 
         from desktop.core.chat.runtime import ChatRuntimeDeps, create_chat_runtime
+        from desktop.core.permissions import GrantStore
         from desktop.core.secrets import SecretStore
         from desktop.core.settings import SettingsStore
         from desktop.ui.bridge import RuntimeBridge
@@ -105,6 +106,8 @@ class AppContext:
         self.config_dir = Path(config_dir)
         self.environ: Mapping[str, str] = os.environ if environ is None else environ
         self.settings_store = SettingsStore(self.config_dir)
+        self.grants = GrantStore(self.config_dir)
+        """Always-allow grants: the user's own, in the config dir, keyed by project folder."""
         self.settings: Settings = self.settings_store.load()
         self.settings_error: str | None = self.settings_store.last_error
         self.secrets = secrets if secrets is not None else SecretStore()
@@ -269,7 +272,7 @@ class AppContext:
 
     def scrub(self, text: str) -> str:
         """``text`` without any known key (nor any 8+ character run of one), nor anything shaped like one."""
-        return self._key_scrubber(scrub_secrets(text, self.known_keys()))
+        return self._key_scrubber(scrub_secrets(text, self.known_keys(), replacement="***"))
 
     # -- shutdown -------------------------------------------------------------------------------
     async def aclose(self) -> None:

@@ -545,6 +545,8 @@ class MainWindow(QMainWindow):
         except Exception:
             log.exception("stopping the runs failed")
         self.save_project()
+        if self.projects.store is not None:
+            self.projects.store.release()  # another window or instance may now take the project over
         self.node_area.shutdown()
         await self.context.aclose()
         if self._error_reporter is not None:

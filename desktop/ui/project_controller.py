@@ -97,17 +97,20 @@ class ProjectController(QObject):
         from desktop.ui.services import AppServices
 
         if self.store is not None:
-            if not self.save():
+            if not self.store.read_only and not self.save():
                 # Switching would close the nodes and lose what the failed save could not write.
                 self._banner(f"Stayed in {self.folder}: it could not be saved, so switching would lose its "
                              "latest messages. Free some space or fix the folder's permissions, then try "
                              "again (File → Export keeps a copy meanwhile).", "error", "projectSwitchBanner")
                 return
+            self.store.release()
             self._area.clear()
         context = self._context()
-        store = ProjectStore(folder, history_cap_bytes=context.effective_settings().history_cap_bytes)
+        store = ProjectStore(folder, history_cap_bytes=context.effective_settings().history_cap_bytes,
+                             grants=context.grants)
         fresh = not store.path.exists()
-        project, problem = store.load_or_recover()
+        loaded = store.open()
+        project, problem = loaded.value, loaded.error
         if problem is not None and problem.recovered_from is None:
             fresh = True
         self.store = store
@@ -125,11 +128,23 @@ class ProjectController(QObject):
             read_archive=store.read_archive,
         )
         self._extra = dict(project.extra)
-        stale = self._banners.find("projectCorruptBanner")
-        if stale is not None:
-            stale.dismiss()
-        if problem is not None:
-            self._banner(str(problem), "warning", "projectCorruptBanner")
+        for name in ("projectCorruptBanner", "projectReadOnlyBanner", "projectRequestsBanner",
+                     "projectChangedBanner"):
+            stale = self._banners.find(name)
+            if stale is not None:
+                stale.dismiss()
+        notices = [n for n in loaded.notices if n != loaded.read_only_reason]
+        if notices:
+            self._banner("\n".join(notices), "warning", "projectCorruptBanner")
+        if loaded.read_only_reason is not None:
+            self._read_only_banner(loaded.read_only_reason)
+        asks = [f"{', '.join(n.requested_always_allow)} in \u201c{n.title}\u201d"
+                for n in project.nodes if n.requested_always_allow]
+        if asks:
+            self._banner("This project's file asks to always allow " + "; ".join(asks) + ". Nothing was "
+                         "allowed: a project file cannot grant permissions, so each call still asks "
+                         "(Always allow on a card grants it for you only).", "warning",
+                         "projectRequestsBanner")
         states = list(project.nodes)
         offer = context.demo_offer if context.demo else None
         new_nodes = fresh or not states
@@ -153,8 +168,29 @@ class ProjectController(QObject):
             self._area.set_tabbed(True)
         self._area.activate_first()
         self.opened.emit(str(folder), new_nodes)
-        if fresh:
+        if fresh and not store.read_only:
             self.save()
+
+    def _read_only_banner(self, reason: str, *, hint: str = "Take over once it is closed there.") -> None:
+        banner = self._banner(f"{reason}. {hint}", "warning", "projectReadOnlyBanner")
+        banner.add_action("Take over", self.take_over, object_name="takeOverButton")
+
+    def take_over(self) -> bool:
+        """Become the project's writer once the other window or instance has closed it, and reopen
+        the project so its latest saved state is what this window shows and saves."""
+        store = self.store
+        if store is None or not store.read_only:
+            return True
+        if not store.take_over():
+            self._read_only_banner(store.read_only_reason or "The project is still open elsewhere.",
+                                   hint="Close it there first, then take over.")
+            return False
+        folder = store.folder
+        store.release()
+        self.store = None  # nothing to save: this window could not write, the other one did
+        self._area.clear()
+        self.open(folder)
+        return self.store is not None and not self.store.read_only
 
     def current_project(self) -> Project:
         """The open project as it would be saved now (nodes in window order, with geometry)."""
@@ -170,18 +206,64 @@ class ProjectController(QObject):
         self.autosave.stop()
         if self.store is None:
             return False
+        if self.store.read_only:
+            return False  # the banner says so; the other window or instance is the writer
+        from desktop.core.project import ProjectChangedError
+
         try:
-            self.store.save(self.current_project())
+            result = self.store.save(self.current_project())
+        except ProjectChangedError:
+            self._changed_banner()
+            return False
         except Exception as exc:  # disk full, permissions...: tell the user, keep running
             log.exception("saving the project failed")
             self._banner(f"The project could not be saved: {self._context().scrub(str(exc))}", "error",
                          "saveErrorBanner")
             return False
+        for node_id, info in result.trimmed.items():
+            node = self._area.node(node_id)
+            if node is not None:
+                node.apply_saved(info)
         stale = self._banners.find("saveErrorBanner")
         if stale is not None:
             stale.dismiss()
         self.saved.emit()
         return True
+
+    def _changed_banner(self) -> None:
+        if self._banners.find("projectChangedBanner") is not None:
+            return
+        banner = self._banner("project.json was changed by another program since it was opened; it was "
+                              "not overwritten.", "warning", "projectChangedBanner")
+        banner.add_action("Keep mine", self._overwrite, object_name="overwriteButton")
+        banner.add_action("Load theirs", self._reload, object_name="reloadButton")
+
+    def _overwrite(self) -> None:
+        store = self.store
+        if store is None:
+            return
+        try:
+            result = store.save(self.current_project(), force=True)
+        except Exception as exc:  # noqa: BLE001 - reported, never raised into Qt
+            log.exception("overwriting the project failed")
+            self._banner(f"The project could not be saved: {self._context().scrub(str(exc))}", "error",
+                         "saveErrorBanner")
+            return
+        for node_id, info in result.trimmed.items():
+            node = self._area.node(node_id)
+            if node is not None:
+                node.apply_saved(info)
+        self.saved.emit()
+
+    def _reload(self) -> None:
+        store = self.store
+        if store is None:
+            return
+        folder = store.folder
+        store.release()
+        self.store = None  # the other program's file wins: nothing of this window's state is written
+        self._area.clear()
+        self.open(folder)
 
     def schedule_save(self) -> None:
         """Save about a second from now (restarted by every further change)."""
@@ -224,10 +306,15 @@ class ProjectController(QObject):
         try:
             text = node.export_markdown()
             tmp = path.with_name(path.name + ".tmp")
-            tmp.write_text(text, encoding="utf-8")
+            # A lone surrogate that slipped past the drivers must not cost the user the export.
+            tmp.write_text(text, encoding="utf-8", errors="replace")
             tmp.replace(path)
         except OSError as exc:
             self._banner(f"Export failed: {exc.strerror or exc}", "error", "exportErrorBanner")
+            return None
+        except Exception as exc:  # noqa: BLE001 - reported in the window, never raised into Qt
+            log.exception("export failed")
+            self._banner(f"Export failed: {self._context().scrub(str(exc))}", "error", "exportErrorBanner")
             return None
         self._window.statusBar().showMessage(f"Exported to {path}", 5000)
         return path
