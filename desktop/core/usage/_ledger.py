@@ -6,7 +6,9 @@ Writing: each record is one line, written with ONE ``os.write`` on a file descri
 page). ``os.write`` bypasses every user-space buffer, so a record is in the kernel (safe from a crash of
 the app) when ``append`` returns; ``fsync`` (off by default, a response is not worth a disk flush) also
 makes it survive a power cut. If the file does not end with a newline (a torn line left by a crash),
-the new line starts with one, so the damage stays confined to the torn line.
+the new line starts with one, so the damage stays confined to the torn line. Writers hold an advisory
+``flock`` from that check to the end of their write (the lock is released with the descriptor, also
+when a process dies); readers take no lock and treat an unfinished last line as torn.
 
 Reading never fails on content: a torn last line (no newline yet) is skipped and reported, a corrupt
 line anywhere else is skipped and counted. Lines are written in a fixed key order (``ts`` first, then
@@ -30,6 +32,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
 
 from desktop.core.chat.cost import Price, cost_of, price_for
 from desktop.core.chat.types import Usage
@@ -238,6 +245,10 @@ def append_record(path: Path, record: UsageRecord, *, fsync: bool = False) -> No
     flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)
     fd = os.open(path, flags, 0o600)
     try:
+        if fcntl is not None:
+            # Only for the fresh-line check: without it, a writer could read the size of another
+            # writer's line half-copied into the page cache and start a needless empty line.
+            fcntl.flock(fd, fcntl.LOCK_EX)
         size = os.fstat(fd).st_size
         if size and _last_byte(fd, size) != b"\n":
             line = b"\n" + line  # a crash left a torn line: start ours on a fresh one
@@ -247,7 +258,7 @@ def append_record(path: Path, record: UsageRecord, *, fsync: bool = False) -> No
         if fsync:
             os.fsync(fd)
     finally:
-        os.close(fd)
+        os.close(fd)  # also releases the lock
 
 
 def _last_byte(fd: int, size: int) -> bytes:
