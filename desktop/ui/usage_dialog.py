@@ -273,7 +273,7 @@ class UsageDialog(QDialog):
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if c >= 2:
-                    item.setTextAlignment(int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter))
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 if c == 0:
                     item.setToolTip(f"{row.label}\n{_tokens(row.tokens)} tokens")
                 table.setItem(r, c, item)
