@@ -1,7 +1,7 @@
 """The usage dashboard (View → Usage…): totals, spend per day, top nodes and models, CSV export.
 
 Everything is computed by ``desktop.core.usage`` from the ledger file; this dialog only shows it.
-The ledger is read when the dialog opens, when the stacking switch changes and on "Refresh".
+The ledger is read when the dialog opens and on "Refresh"; the stacking switch only restacks.
 
 Object names (tests and accessibility): the dialog ``usageDialog``; ``monthTotal``, ``weekTotal``,
 ``todayTotal`` (the amounts) and ``monthDetail``, ``weekDetail``, ``todayDetail`` (responses and
@@ -42,13 +42,15 @@ from desktop.core.usage import (
     GROUP_BYS,
     PERIODS,
     GroupBy,
+    LedgerScan,
     Ranked,
     Totals,
     UsageLedger,
     UsageSummary,
     export_csv,
-    load_summary,
     local_now,
+    summarize,
+    summary_window,
 )
 
 from .usage_chart import UsageChart
@@ -118,6 +120,8 @@ class UsageDialog(QDialog):
         self._ledger = UsageLedger(Path(ledger_path))
         self._clock = clock
         self._summary: UsageSummary | None = None
+        self._scan = LedgerScan([])
+        self._now = clock()
         self.amount_labels: dict[str, QLabel] = {}
         self.detail_labels: dict[str, QLabel] = {}
 
@@ -235,7 +239,15 @@ class UsageDialog(QDialog):
 
     def refresh(self) -> None:
         """Read the ledger again and show it."""
-        summary = load_summary(self._ledger, self._clock(), days=DAYS, group_by=self.group_by())
+        self._now = self._clock()
+        self._scan = self._ledger.read(*summary_window(self._now, DAYS))
+        self._show()
+
+    def _show(self) -> None:
+        """Show the figures of the records read last, stacked as the switch says."""
+        scan = self._scan
+        summary = summarize(scan.records, self._now, days=DAYS, group_by=self.group_by(),
+                            corrupt=scan.corrupt, torn_tail=scan.torn_tail)
         self._summary = summary
         for period in PERIODS:
             totals = summary.totals[period]
@@ -279,7 +291,7 @@ class UsageDialog(QDialog):
                 table.setItem(r, c, item)
 
     def _on_group_changed(self, _index: int) -> None:
-        self.refresh()
+        self._show()  # the records are already read: only restack
 
     # --- export ------------------------------------------------------------------------------------
 

@@ -228,3 +228,13 @@ def test_an_empty_ledger_shows_zeros(qtbot: Any, tmp_path: Path) -> None:
     assert child(dlg, QTableWidget, "topNodesTable").rowCount() == 0
     assert dlg.chart.series() == [] and dlg.chart.day_totals() == [0.0] * 30
     dlg.grab()
+
+
+def test_the_switch_restacks_what_was_read_and_refresh_reads_again(dialog: UsageDialog, ledger: Path) -> None:
+    append_record(ledger, rec((2026, 3, 18, 14), "gpt-4o", "openai", "/p/beta", "n2", "Docs", 0.25))
+    combo = child(dialog, QComboBox, "groupByCombo")
+    combo.setCurrentIndex(combo.findData("provider"))
+    assert label(dialog, "todayTotal") == "$0.5000" and dialog.chart.day_totals()[-1] == 0.5
+    dialog.refresh()
+    assert label(dialog, "todayTotal") == "$0.7500" and dialog.chart.series() == ["anthropic", "openai"]
+    assert dialog.summary is not None and dialog.summary.group_by == "provider"

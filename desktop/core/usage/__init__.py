@@ -44,6 +44,7 @@ from ._report import (
     export_csv,
     load_summary,
     summarize,
+    summary_window,
 )
 
 __all__ = [
@@ -57,6 +58,7 @@ __all__ = [
     "monthly_spend", "app_budget_status", "project_budget_status",
     # dashboard figures and export
     "GroupBy", "GROUP_BYS", "Ranked", "DailySpend", "UsageSummary", "summarize", "load_summary",
+    "summary_window",
     "CSV_COLUMNS", "csv_text", "export_csv",
     # model data
     "ModelData", "load_model_data", "model_data", "context_window", "context_table",

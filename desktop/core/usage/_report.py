@@ -35,6 +35,7 @@ __all__ = [
     "UsageSummary",
     "summarize",
     "load_summary",
+    "summary_window",
     "CSV_COLUMNS",
     "csv_text",
     "export_csv",
@@ -245,14 +246,19 @@ def summarize(
     )
 
 
+def summary_window(now: _dt.datetime, days: int = 30) -> tuple[int, int]:
+    """``[start, end)`` in ms of every record a summary can use: the last ``days`` days and the periods."""
+    _, bounds = day_starts(now, days)
+    start = min([bounds[0]] + [period_range(p, now)[0] for p in PERIODS])
+    end = max([bounds[-1]] + [period_range(p, now)[1] for p in PERIODS])
+    return start, end
+
+
 def load_summary(
     ledger: UsageLedger, now: _dt.datetime, *, days: int = 30, group_by: GroupBy = "model", top: int = 10
 ) -> UsageSummary:
     """Read what the dashboard needs from ``ledger`` (one pass) and ``summarize`` it."""
-    _, bounds = day_starts(now, days)
-    start = min([bounds[0]] + [period_range(p, now)[0] for p in PERIODS])
-    end = max([bounds[-1]] + [period_range(p, now)[1] for p in PERIODS])
-    scan = ledger.read(start, end)
+    scan = ledger.read(*summary_window(now, days))
     return summarize(scan.records, now, days=days, group_by=group_by, top=top,
                      corrupt=scan.corrupt, torn_tail=scan.torn_tail)
 
