@@ -425,6 +425,13 @@ def _project_key(project: str | os.PathLike[str]) -> bytes:
     return json.dumps(normalize_project(project), ensure_ascii=False)[1:-1].encode("utf-8")
 
 
+def _same_project(raw: bytes, want: bytes) -> bool:
+    try:
+        return _project_key(_decode(raw.decode("utf-8", "replace"), {})) == want
+    except ValueError:
+        return False
+
+
 def totals(
     path: Path,
     start_ms: int | None = None,
@@ -444,6 +451,7 @@ def totals(
         return Totals()
     body, torn = _split_tail(data)
     want = _project_key(project) if project is not None else None
+    escaped: dict[bytes, bool] = {}
     usd_sum = 0.0
     saved_sum = 0.0
     responses = 0
@@ -457,13 +465,10 @@ def totals(
             if ts < lo or ts >= hi:
                 continue
             if want is not None and proj != want:
-                if b"\\" not in proj:
-                    continue
-                try:
-                    if _project_key(_decode(proj.decode("utf-8", "replace"), {})) != want:
-                        continue
-                except ValueError:
-                    corrupt += 1
+                same = escaped.get(proj)
+                if same is None:  # the same folder written with other escapes (another writer)
+                    same = escaped[proj] = b"\\" in proj and _same_project(proj, want)
+                if not same:
                     continue
             responses += 1
             if usd == b"null":
