@@ -19,9 +19,10 @@ from desktop.core.aio import cancel_and_wait
 from desktop.core.redact import scrub_secrets
 
 if TYPE_CHECKING:
-    from desktop.core.chat.types import ChatDriver, ChatToolDef, ProviderConfig
+    from desktop.core.chat.types import ChatDriver, ChatEvent, ChatToolDef, ProviderConfig
     from desktop.core.secrets import SecretStore
     from desktop.core.settings import SendTarget, Settings
+    from desktop.core.usage import RunInfo
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +101,8 @@ class AppContext:
         from desktop.core.chat.runtime import ChatRuntimeDeps, create_chat_runtime
         from desktop.core.permissions import GrantStore
         from desktop.core.secrets import SecretStore
-        from desktop.core.settings import SettingsStore
+        from desktop.core.settings import SettingsStore, price_overrides_as_prices
+        from desktop.core.usage import UsageLedger, UsageRecorder, ledger_path
         from desktop.ui.bridge import RuntimeBridge
 
         self.config_dir = Path(config_dir)
@@ -120,13 +122,18 @@ class AppContext:
         self._keys_cache: tuple[float, list[str]] | None = None
         self._deps = ChatRuntimeDeps(
             resolve_provider=self.resolve_provider,
-            broadcast=self.bridge.broadcast,
+            broadcast=self._broadcast,
             tools_for=self.tools_for,
             driver_for=self._driver_for,
             log=logging.getLogger("desktop.runtime").info,
             max_iterations=self.settings.max_iterations,
         )
         self.runtime = create_chat_runtime(self._deps)
+        self.node_title: Callable[[str], str] = lambda _node_id: ""
+        """The title of a node, for the usage ledger (the window sets it when it opens a project)."""
+        self._run_provider: dict[str, tuple[str, str | None]] = {}
+        self.usage = UsageRecorder(UsageLedger(ledger_path(self.config_dir)), self._describe_run,
+                                   lambda: price_overrides_as_prices(self.settings))
         self._closed = False
         self._inflight: set[asyncio.Future[list[str]]] = set()
         if demo:
@@ -185,7 +192,30 @@ class AppContext:
         """``ChatRuntimeDeps.resolve_provider``: the current settings and keys."""
         from desktop.core.settings import resolve_provider
 
-        return resolve_provider(self.effective_settings(), req, secrets=self.secrets, environ=self.environ)
+        config = resolve_provider(self.effective_settings(), req, secrets=self.secrets, environ=self.environ)
+        node_id = getattr(req, "node_id", None)
+        if config is not None and isinstance(node_id, str):
+            self._run_provider[node_id] = (config.id, config.model)
+        return config
+
+    def _broadcast(self, node_id: str, event: ChatEvent) -> None:
+        """``ChatRuntimeDeps.broadcast``: to the UI, and every response's usage to the ledger."""
+        self.bridge.broadcast(node_id, event)
+        self.usage.observe(node_id, event)
+
+    def _describe_run(self, node_id: str) -> RunInfo | None:
+        from desktop.core.usage import RunInfo
+
+        run = self._run_provider.get(node_id)
+        if run is None or self.project_dir is None:
+            return None
+        if self.demo_offer is not None and run[0] == self.demo_offer.provider_id:
+            return None  # the offline demo costs nothing and would only pollute the user's totals
+        try:
+            title = self.node_title(node_id)
+        except Exception:  # noqa: BLE001 - a closed node has no title; the line is still written
+            title = ""
+        return RunInfo(provider=run[0], project=str(self.project_dir), node_title=title, model=run[1])
 
     def provider_config(self, provider_id: str | None, model: str | None = None) -> ProviderConfig | None:
         """The provider configuration for ``provider_id`` (the default when None), or None."""

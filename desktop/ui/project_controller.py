@@ -115,6 +115,13 @@ class ProjectController(QObject):
             fresh = True
         self.store = store
         context.project_dir = folder
+        area = self._area
+
+        def node_title(node_id: str) -> str:
+            node = area.node(node_id)
+            return node.title if node is not None else ""
+
+        context.node_title = node_title
 
         def archive(node_id: str, messages: Sequence[ChatMessage]) -> None:
             store.archive_messages(node_id, messages)

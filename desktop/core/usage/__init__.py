@@ -33,6 +33,7 @@ from ._ledger import (
     totals,
 )
 from ._periods import PERIODS, Period, day_starts, local_now, month_range, period_range
+from ._recorder import RunInfo, UsageRecorder
 from ._report import (
     CSV_COLUMNS,
     GROUP_BYS,
@@ -48,6 +49,8 @@ from ._report import (
 )
 
 __all__ = [
+    "RunInfo",
+    "UsageRecorder",
     # ledger
     "LEDGER_FILE", "UsageRecord", "LedgerScan", "Totals", "UsageLedger", "ledger_path", "normalize_project",
     "record_for", "saved_by_cache", "append_record", "read_records", "totals",
