@@ -23,7 +23,9 @@ def _send(qtbot: Any, node: Any, text: str) -> None:
 
 def _lines(config: Path) -> list[dict[str, Any]]:
     path = config / "usage.jsonl"
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] if path.exists() else []
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 def test_each_response_of_a_tool_loop_is_one_ledger_line(qtbot: Any, open_window: Any, fake: FakeProvider,
