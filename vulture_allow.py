@@ -62,6 +62,11 @@ _.archive_path
 _.read_archive_contents
 _.full_history
 
+# Usage dashboard figures read by its tests.
+_.day_total  # core.usage DailySpend
+_.series  # ui.usage_chart.UsageChart
+_.stacks
+
 # Library APIs.
 _.priority  # keyring.backend.KeyringBackend.priority (screenshots' in-memory keyring)
 _.length  # QTextLayout.FormatRange.length (textflow)

@@ -49,6 +49,7 @@ from desktop.core.chat.types import (
 )
 from desktop.core.project import NodeState, TrimInfo, apply_trim
 from desktop.core.settings import Settings, price_overrides_as_prices
+from desktop.core.usage import context_use
 from desktop.ui.cards import CardDecision
 from desktop.ui.chat_input import ChatInput
 from desktop.ui.node_header import NodeHeader
@@ -491,6 +492,7 @@ class ChatNodeWidget(QWidget):
 
     def _update_chips(self) -> None:
         self.header.show_totals(token_totals(self._conv.messages), self.cost())
+        self.header.show_context(context_use(self._conv.messages, self.model_choice.pricing_model()))
         self.cost_changed.emit()
 
     # ------------------------------------------------------------------------------------------

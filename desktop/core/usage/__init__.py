@@ -17,7 +17,15 @@ from ._budget import (
     parse_budget,
     project_budget_status,
 )
-from ._context import ModelData, context_table, context_window, load_model_data, model_data
+from ._context import (
+    ContextUse,
+    ModelData,
+    context_table,
+    context_use,
+    context_window,
+    load_model_data,
+    model_data,
+)
 from ._ledger import (
     LEDGER_FILE,
     LedgerScan,
@@ -49,6 +57,8 @@ from ._report import (
 )
 
 __all__ = [
+    "ContextUse",
+    "context_use",
     "RunInfo",
     "UsageRecorder",
     # ledger

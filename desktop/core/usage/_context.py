@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -29,10 +29,14 @@ from desktop.core.chat.cost import (
     _version,
     normalize_model_id,
 )
+from desktop.core.chat.types import ChatMessage
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ModelData", "load_model_data", "model_data", "context_window", "context_table"]
+__all__ = [
+    "ContextUse", "ModelData", "load_model_data", "model_data", "context_use", "context_window",
+    "context_table",
+]
 
 DATA_FILE = "model-data.json"
 
@@ -148,4 +152,44 @@ def context_window(model: str | None) -> int | None:
         value = table.get(key)
         if value is not None:
             return value
+    return None
+
+
+@dataclass(frozen=True)
+class ContextUse:
+    """How full a conversation's context window is, as the provider last reported it.
+
+    Attributes:
+        used: Input (cached included) plus output tokens of the last exchange that reported usage.
+        window: The model's context window in tokens.
+        model: The model the window belongs to.
+    """
+
+    used: int
+    window: int
+    model: str
+
+    @property
+    def fraction(self) -> float:
+        """``used / window`` (may exceed 1.0)."""
+        return self.used / self.window
+
+
+def context_use(messages: Sequence[ChatMessage], fallback_model: str | None = None) -> ContextUse | None:
+    """The context meter's reading for a conversation: the last assistant message with usage.
+
+    Args:
+        messages: The active conversation.
+        fallback_model: The node's model, used when the message does not name one.
+
+    Returns:
+        None when no response reported usage yet or the model's window is unknown.
+    """
+    for msg in reversed(messages):
+        if msg.role == "assistant" and msg.usage is not None:
+            model = msg.model or fallback_model
+            window = context_window(model)
+            if model is None or window is None or window <= 0:
+                return None
+            return ContextUse(msg.usage.total_input_tokens + msg.usage.output_tokens, window, model)
     return None

@@ -48,7 +48,6 @@ CSV_COLUMNS: tuple[str, ...] = (
     "cache_write", "reasoning", "usd", "estimated", "saved_usd",
 )
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-UNPRICED_GROUP = ""  # never a key of a spend stack: unpriced responses have no amount to stack
 
 
 @dataclass(frozen=True, slots=True)
