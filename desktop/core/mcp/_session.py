@@ -11,6 +11,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import signal
+import sys
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
@@ -43,6 +46,8 @@ MAX_SSE_EVENT = 64 * 1024 * 1024
 STOP_TIMEOUT_S = 8.0
 """How long stopping may take before the owner task is cancelled (the SDK's own kill escalation is
 stdin close, 2 s, SIGTERM to the process group, 2 s, SIGKILL)."""
+GROUP_GRACE_S = 1.0
+"""After a stdio server ended: how long its leftover children get between SIGTERM and SIGKILL."""
 _MAX_TOOL_PAGES = 100
 
 
@@ -142,6 +147,47 @@ class _WatchedReadStream:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.aclose()
+
+
+def _spawned_pid(cm: object) -> int | None:
+    """The server's pid, read from the SDK's ``stdio_client`` generator (it does not expose the process).
+
+    The SDK spawns the server as the leader of a new session (POSIX) and ends the whole group only
+    when the server ignores stdin closing; a server that exits politely leaves its children behind,
+    so the manager ends the group itself afterwards. None when the SDK's internals changed.
+    """
+    frame = getattr(getattr(cm, "gen", None), "ag_frame", None)
+    process = frame.f_locals.get("process") if frame is not None else None
+    pid = getattr(process, "pid", None)
+    return pid if isinstance(pid, int) and pid > 0 else None
+
+
+async def end_process_group(pgid: int, grace: float = GROUP_GRACE_S) -> None:
+    """End what is left of a stdio server's process group: SIGTERM, ``grace`` seconds, SIGKILL.
+
+    POSIX only (on Windows the SDK's job object ends the tree). Never raises.
+    """
+    if sys.platform == "win32":  # pragma: no cover - the SDK's job object does it
+        return
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return  # nothing left (or the id now belongs to someone else's group)
+    except OSError:
+        log.debug("killpg(%d) failed", pgid, exc_info=True)
+        return
+    log.info("ended leftover processes of MCP server group %d", pgid)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        except OSError:
+            return
+    with contextlib.suppress(OSError):
+        os.killpg(pgid, signal.SIGKILL)
 
 
 class _StartFailed(Exception):
@@ -280,6 +326,8 @@ class Connection:
 
     @contextlib.asynccontextmanager
     async def _transport(self, launch: ResolvedStdio | ResolvedHttp) -> AsyncIterator[TransportStreams]:
+        import anyio
+
         if isinstance(launch, ResolvedStdio):
             from mcp import StdioServerParameters, stdio_client
 
@@ -287,12 +335,18 @@ class Connection:
                 command=launch.command, args=list(launch.args), env=launch.env or None, cwd=launch.cwd
             )
             errlog = self.tail.open_pipe(self.name)
+            pid: int | None = None
             try:
-                async with stdio_client(params, errlog=errlog) as streams:
+                cm = stdio_client(params, errlog=errlog)
+                async with cm as streams:
                     errlog.close()  # the child has its own copy; EOF then means the tree has exited
+                    pid = _spawned_pid(cm)
                     yield streams
             finally:
                 errlog.close()
+                if pid is not None:
+                    with anyio.CancelScope(shield=True):
+                        await end_process_group(pid)
             return
         import httpx2
 
