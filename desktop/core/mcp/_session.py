@@ -190,6 +190,10 @@ async def end_process_group(pgid: int, grace: float = GROUP_GRACE_S) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
+def _auth_failed(status: int) -> str:
+    return f"authentication failed (HTTP {status}); check its token or headers"
+
+
 class _StartFailed(Exception):
     """The server could not be started; the message is the reason (it names the server)."""
 
@@ -498,7 +502,7 @@ class Connection:
         else:
             status = self._http_status
             if status in (401, 403):
-                return f"{where}: authentication failed (HTTP {status}); check its token or headers"
+                return f"{where}: {_auth_failed(status)}"
             if status is not None:
                 return f"{where}: the server answered HTTP {status} ({launch.url})"
             name = type(leaf).__name__
@@ -519,5 +523,5 @@ class Connection:
     def _with_http_status(self, reason: str) -> str:
         status = self._http_status
         if status in (401, 403):
-            return f'MCP server "{self.name}": authentication failed (HTTP {status}); check its token'
+            return f'MCP server "{self.name}": {_auth_failed(status)}'
         return reason
