@@ -22,8 +22,14 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-def http_server() -> Iterator[str]:
-    """The streamable HTTP test server on 127.0.0.1 (free port); yields its endpoint URL."""
+def http_server(http_server_process: tuple[str, subprocess.Popen[bytes]]) -> str:
+    """The streamable HTTP test server's endpoint URL."""
+    return http_server_process[0]
+
+
+@pytest.fixture
+def http_server_process() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """The streamable HTTP test server on 127.0.0.1 (free port); yields its URL and its process."""
     env = {**os.environ, "MCP_TEST_TOKEN": HTTP_TOKEN}
     proc = subprocess.Popen(
         [sys.executable, str(SERVERS / "http_server.py")],
@@ -37,9 +43,10 @@ def http_server() -> Iterator[str]:
         ready, _, _ = select.select([proc.stdout], [], [], 15)
         assert ready, "the HTTP test server did not start"
         port = int(proc.stdout.readline())
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}/mcp", proc
     finally:
-        proc.terminate()
+        if proc.poll() is None:
+            proc.terminate()
         try:
             proc.wait(5)
         except subprocess.TimeoutExpired:

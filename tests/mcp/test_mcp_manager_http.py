@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import subprocess
 import time
 
 import pytest
 from mcp_helpers import HTTP_TOKEN
 
-from desktop.core.mcp import McpManager, parse_mcp_server
+from desktop.core.mcp import McpManager, McpToolError, parse_mcp_server
 
 pytestmark = pytest.mark.anyio
 
@@ -82,3 +84,26 @@ async def test_nothing_listening_is_a_clear_connect_error() -> None:
     assert status.state == "failed"
     assert status.reason == f'MCP server "web": cannot connect to {url}'
     await manager.aclose()
+
+
+async def test_server_going_away_fails_the_call_and_the_server(
+    http_server_process: tuple[str, subprocess.Popen[bytes]],
+) -> None:
+    url, proc = http_server_process
+    config = parse_mcp_server("web", {"url": url, "headers": {"Authorization": f"Bearer {HTTP_TOKEN}"}})
+    manager = McpManager({"web": config})
+    try:
+        manager.start()
+        assert (await manager.wait_ready(10))["web"].state == "ready"
+        proc.kill()
+        proc.wait(5)
+        started = time.perf_counter()
+        with pytest.raises(McpToolError, match=r'^MCP server "web", tool "shout": '):
+            await manager.run("mcp__web__shout", {"text": "x"})
+        assert time.perf_counter() - started < 3
+        deadline = time.monotonic() + 5
+        while manager.status("web").state != "failed" and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        assert manager.status("web").reason == f'MCP server "web": cannot connect to {url}'
+    finally:
+        await manager.aclose()

@@ -248,3 +248,48 @@ async def test_time_to_ready_median_of_five() -> None:
     all_ms = [round(t * 1000) for t in times]
     print(f"\nMCP stdio start-to-ready: median {times[2] * 1000:.0f} ms, all {all_ms}")
     assert times[2] < 5.0
+
+
+async def test_concurrent_calls_share_one_session() -> None:
+    manager = McpManager({"local": stdio_server()})
+    try:
+        await _ready(manager)
+        results = await asyncio.gather(*(manager.run("mcp__local__add", {"a": i, "b": i}) for i in range(8)))
+        assert results == [str(2 * i) for i in range(8)]
+    finally:
+        await manager.aclose()
+
+
+async def test_set_servers_applies_changes() -> None:
+    seen: list[tuple[str, str]] = []
+    manager = McpManager(
+        {"keep": stdio_server("keep"), "drop": stdio_server("drop"), "change": stdio_server("change")},
+        on_status=lambda s: seen.append((s.name, s.state)),
+    )
+    try:
+        manager.start()
+        assert {s.state for s in (await manager.wait_ready(15)).values()} == {"ready"}
+        keep_pid = _server_pid(manager.status("keep"))
+        change_pid = _server_pid(manager.status("change"))
+        drop_pid = _server_pid(manager.status("drop"))
+        seen.clear()
+        await manager.set_servers(
+            {
+                "keep": stdio_server("keep"),
+                "change": stdio_server("change", approval="never"),
+                "new": stdio_server("new"),
+            }
+        )
+        assert manager.server_names() == ["keep", "change", "new"]
+        statuses = await manager.wait_ready(15)
+        assert {s.state for s in statuses.values()} == {"ready"}
+        assert _server_pid(statuses["keep"]) == keep_pid  # untouched
+        assert wait_gone(drop_pid) and wait_gone(change_pid)
+        assert ("change", "stopped") in seen and ("new", "ready") in seen
+        assert not any(name == "keep" for name, _ in seen)
+        change_add = next(t for t in manager.tools() if t.name == "mcp__change__add")
+        assert change_add.needs_approval is False
+        with pytest.raises(KeyError):
+            manager.status("drop")
+    finally:
+        await manager.aclose()
