@@ -37,8 +37,8 @@ async def test_start_list_and_call(tmp_path: Path) -> None:
     manager = McpManager({"local": stdio_server()}, on_status=lambda s: seen.append((s.name, s.state)))
     try:
         status = await _ready(manager)
-        assert status.tool_count == 12
-        assert status.summary() == "ready (12 tools)"
+        assert status.tool_count == 13
+        assert status.summary() == "ready (13 tools)"
         names = {t.name for t in manager.tools()}
         assert "mcp__local__add" in names
         assert "mcp__local__weird_name_with_spaces" in names
@@ -291,5 +291,24 @@ async def test_set_servers_applies_changes() -> None:
         assert change_add.needs_approval is False
         with pytest.raises(KeyError):
             manager.status("drop")
+    finally:
+        await manager.aclose()
+
+
+async def test_a_changed_tool_list_is_listed_again() -> None:
+    ready_counts: list[int] = []
+    manager = McpManager(
+        {"local": stdio_server()},
+        on_status=lambda s: ready_counts.append(s.tool_count) if s.state == "ready" else None,
+    )
+    try:
+        await _ready(manager)
+        assert "mcp__local__late" not in {t.name for t in manager.tools()}
+        assert await manager.run("mcp__local__grow", {}) == "grown"
+        deadline = time.monotonic() + 5
+        while "mcp__local__late" not in {t.name for t in manager.tools()} and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        assert await manager.run("mcp__local__late", {}) == "late tool"
+        assert ready_counts[-1] == ready_counts[0] + 1
     finally:
         await manager.aclose()

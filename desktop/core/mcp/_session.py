@@ -241,6 +241,7 @@ class Connection:
         self._fatal: str | None = None
         self._init_scope: Any = None
         self._http_status: int | None = None
+        self._refresh_tasks: set[asyncio.Task[None]] = set()
 
     def status(self) -> ServerStatus:
         """A snapshot of the state for the UI."""
@@ -292,6 +293,8 @@ class Connection:
             return
         self._stopping = True
         self._wake.set()
+        for refresh in list(self._refresh_tasks):
+            refresh.cancel()
         if self._init_scope is not None:
             self._init_scope.cancel()
         done, _ = await asyncio.wait({task}, timeout=STOP_TIMEOUT_S)
@@ -321,6 +324,26 @@ class Connection:
             self._init_scope.cancel()
         else:
             log.warning('MCP server "%s" wrote something that is not JSON-RPC: %s', self.name, what)
+
+    async def _on_message(self, message: object) -> None:
+        """Server notifications: a changed tool list is listed again (in a task of its own)."""
+        from mcp_types import ToolListChangedNotification
+
+        if isinstance(message, ToolListChangedNotification) and self.session is not None:
+            # Not inline: the dispatcher's read loop is waiting on this handler.
+            task = asyncio.get_running_loop().create_task(self._refresh_tools(self.session))
+            self._refresh_tasks.add(task)
+            task.add_done_callback(self._refresh_tasks.discard)
+
+    async def _refresh_tools(self, session: ClientSession) -> None:
+        try:
+            tools = await asyncio.wait_for(self._list_tools(session), self._init_timeout)
+        except Exception as err:  # noqa: BLE001 - keep the old list, say why
+            log.warning('MCP server "%s": listing its changed tools failed: %s', self.name, err)
+            return
+        if self.session is session and self.state == "ready":
+            self.tools = tools
+            self._set("ready")
 
     async def _on_log(self, params: LoggingMessageNotificationParams) -> None:
         data = params.data if isinstance(params.data, str) else repr(params.data)
@@ -449,6 +472,7 @@ class Connection:
                     write,
                     client_info=Implementation(name=self._client[0], version=self._client[1]),
                     logging_callback=self._on_log,
+                    message_handler=self._on_message,
                 )
             )
             with anyio.CancelScope() as scope:

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ImageContent, ResourceLink, TextContent, ToolAnnotations
 
 server = MCPServer("test-stdio")
@@ -102,6 +102,19 @@ def spawn_child() -> str:
 def getenv(name: str) -> str:
     """Return an environment variable of the server process ("<unset>" when missing)."""
     return os.environ.get(name, "<unset>")
+
+
+@server.tool()
+async def grow(ctx: Context) -> str:  # type: ignore[type-arg]
+    """Add a tool named "late" and tell the client that the tool list changed."""
+
+    def late() -> str:
+        """A tool added at run time."""
+        return "late tool"
+
+    server.add_tool(late)
+    await ctx.session.send_tool_list_changed()
+    return "grown"
 
 
 @server.tool(name="weird.name with spaces")
