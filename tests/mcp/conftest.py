@@ -30,9 +30,20 @@ def http_server(http_server_process: tuple[str, subprocess.Popen[bytes]]) -> str
 @pytest.fixture
 def http_server_process() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """The streamable HTTP test server on 127.0.0.1 (free port); yields its URL and its process."""
+    yield from _serve_http([], "/mcp")
+
+
+@pytest.fixture
+def sse_server() -> Iterator[str]:
+    """The same server over the old HTTP+SSE transport; yields its ``/sse`` URL."""
+    for url, _proc in _serve_http(["sse"], "/sse"):
+        yield url
+
+
+def _serve_http(args: list[str], path: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     env = {**os.environ, "MCP_TEST_TOKEN": HTTP_TOKEN}
     proc = subprocess.Popen(
-        [sys.executable, str(SERVERS / "http_server.py")],
+        [sys.executable, str(SERVERS / "http_server.py"), *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         env=env,
@@ -43,7 +54,7 @@ def http_server_process() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
         ready, _, _ = select.select([proc.stdout], [], [], 15)
         assert ready, "the HTTP test server did not start"
         port = int(proc.stdout.readline())
-        yield f"http://127.0.0.1:{port}/mcp", proc
+        yield f"http://127.0.0.1:{port}{path}", proc
     finally:
         if proc.poll() is None:
             proc.terminate()

@@ -107,3 +107,25 @@ async def test_server_going_away_fails_the_call_and_the_server(
         assert manager.status("web").reason == f'MCP server "web": cannot connect to {url}'
     finally:
         await manager.aclose()
+
+
+async def test_old_sse_transport(sse_server: str) -> None:
+    config = parse_mcp_server("old", {"type": "sse", "url": sse_server})
+    manager = McpManager({"old": config}, secret_for=lambda _name: HTTP_TOKEN)
+    try:
+        manager.start()
+        status = (await manager.wait_ready(10))["old"]
+        assert status.state == "ready", status
+        assert await manager.run("mcp__old__shout", {"text": "sse"}) == "SSE"
+    finally:
+        await manager.aclose()
+
+
+async def test_old_sse_transport_wrong_token(sse_server: str) -> None:
+    config = parse_mcp_server("old", {"type": "sse", "url": sse_server})
+    manager = McpManager({"old": config}, secret_for=lambda _name: "nope")
+    manager.start()
+    status = (await manager.wait_ready(10))["old"]
+    assert status.state == "failed"
+    assert status.reason == 'MCP server "old": authentication failed (HTTP 401); check its token or headers'
+    await manager.aclose()

@@ -118,7 +118,8 @@ class McpManager:
         self._client = (client_name, client_version)
         self._conns: dict[str, Connection] = {}
         self._names = ToolNameMap(())
-        self._changed: asyncio.Event | None = None
+        self._waiters: set[asyncio.Future[None]] = set()
+        self._started = False
         self._closed = False
         for name, config in servers.items():
             self._conns[name] = self._new_connection(config)
@@ -138,8 +139,9 @@ class McpManager:
         if self._conns.get(conn.name) is not conn:
             return  # a replaced connection winding down
         self._rebuild_names()
-        if self._changed is not None:
-            self._changed.set()
+        for waiter in list(self._waiters):
+            if not waiter.done():
+                waiter.set_result(None)
         if self._on_status is not None:
             try:
                 self._on_status(conn.status())
@@ -163,8 +165,7 @@ class McpManager:
         if self._closed:
             raise RuntimeError("the MCP manager is closed")
         asyncio.get_running_loop()
-        if self._changed is None:
-            self._changed = asyncio.Event()
+        self._started = True
         targets = [self._conns[name]] if name is not None else list(self._conns.values())
         for conn in targets:
             if conn.config.enabled:
@@ -202,7 +203,7 @@ class McpManager:
                 await current.stop()
             conn = self._new_connection(config)
             old[name] = conn
-            if config.enabled and not self._closed and self._changed is not None:
+            if config.enabled and not self._closed and self._started:
                 conn.start()
             else:
                 self._changed_cb(conn)
@@ -253,15 +254,16 @@ class McpManager:
         deadline = loop.time() + timeout
         while self.starting():
             remaining = deadline - loop.time()
-            if remaining <= 0 or self._changed is None:
+            if remaining <= 0:
                 break
-            self._changed.clear()
-            if not self.starting():
-                break
+            # Registered before any await: a change can never slip between the check and the wait.
+            waiter: asyncio.Future[None] = loop.create_future()
+            self._waiters.add(waiter)
             try:
-                await asyncio.wait_for(self._changed.wait(), remaining)
-            except TimeoutError:
-                break
+                await asyncio.wait({waiter}, timeout=remaining)
+            finally:
+                self._waiters.discard(waiter)
+                waiter.cancel()
         return self.statuses()
 
     # ------------------------------------------------------------------------------------------

@@ -190,6 +190,11 @@ async def end_process_group(pgid: int, grace: float = GROUP_GRACE_S) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
+def _safe_url(url: str) -> str:
+    """``url`` without its query and fragment (some servers take a key there) for error texts."""
+    return url.split("?", 1)[0].split("#", 1)[0]
+
+
 def _auth_failed(status: int) -> str:
     return f"authentication failed (HTTP {status}); check its token or headers"
 
@@ -528,12 +533,12 @@ class Connection:
             if status in (401, 403):
                 return f"{where}: {_auth_failed(status)}"
             if status is not None:
-                return f"{where}: the server answered HTTP {status} ({launch.url})"
+                return f"{where}: the server answered HTTP {status} ({_safe_url(launch.url)})"
             name = type(leaf).__name__
             if name in ("ConnectError", "ConnectTimeout"):
-                return f"{where}: cannot connect to {launch.url}"
+                return f"{where}: cannot connect to {_safe_url(launch.url)}"
             if name in ("ReadTimeout", "WriteTimeout", "PoolTimeout"):
-                return f"{where}: the connection to {launch.url} timed out"
+                return f"{where}: the connection to {_safe_url(launch.url)} timed out"
         text = str(leaf).splitlines()[0] if str(leaf) else ""
         return f"{where} failed: {type(leaf).__name__}{': ' + text if text else ''}"
 

@@ -1,7 +1,8 @@
 """An MCP server over streamable HTTP on loopback that requires a bearer token.
 
 The token comes from ``MCP_TEST_TOKEN``; the server binds 127.0.0.1 on a free port and prints the
-port as its first stdout line.
+port as its first stdout line. With the argument ``sse`` it serves the old HTTP+SSE transport
+(``/sse``) instead.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import asyncio
 import hmac
 import os
 import socket
+import sys
 from typing import Any
 
 import uvicorn
@@ -32,7 +34,8 @@ def big(size: int) -> str:
     return "y" * size
 
 
-app = server.streamable_http_app()
+SSE = len(sys.argv) > 1 and sys.argv[1] == "sse"
+app = server.sse_app() if SSE else server.streamable_http_app()
 
 
 async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
