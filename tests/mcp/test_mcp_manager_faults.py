@@ -128,3 +128,22 @@ async def test_stop_while_starting_and_pid_is_gone() -> None:
     await manager.stop("local")
     assert manager.status("local").state == "stopped"
     await manager.aclose()
+
+
+async def test_a_failing_secret_lookup_is_a_status_not_a_crash() -> None:
+    def secret_for(_name: str) -> str | None:
+        raise RuntimeError("keyring locked: s3cret-detail")
+
+    config = parse_mcp_server("web", {"url": "http://127.0.0.1:9/mcp"})
+    manager = McpManager({"web": config}, secret_for=secret_for)
+    status = await _start_one(manager, "web")
+    assert status.state == "failed"
+    assert status.reason == 'MCP server "web": could not read its token (RuntimeError)'
+    await manager.aclose()
+
+
+def test_start_needs_a_running_loop() -> None:
+    manager = McpManager({"local": stdio_server()})
+    with pytest.raises(RuntimeError):
+        manager.start()
+    assert manager.status("local").state == "stopped"

@@ -438,6 +438,10 @@ class Connection:
         except McpConfigError as err:
             self._set("failed", f'MCP server "{self.name}": {err}')
             return
+        except Exception as err:  # noqa: BLE001 - secret_for (the keyring) failed; never show its text
+            log.debug("secret lookup failed for MCP server %s", self.name, exc_info=True)
+            self._set("failed", f'MCP server "{self.name}": could not read its token ({type(err).__name__})')
+            return
         try:
             await self._serve(launch, started)
         except asyncio.CancelledError:
