@@ -104,7 +104,7 @@ async def test_ten_megabyte_result_is_cut_for_the_model() -> None:
         assert result.text.startswith("x" * 100_000)
         assert "[result cut: 10,485,760 bytes in total" in result.text
         assert len(result.text.encode()) < 100_300
-        assert elapsed < 8, elapsed
+        assert elapsed < 9.5, elapsed  # a hang guard only: the time is the SDK's (20 MB on the wire)
     finally:
         await manager.aclose()
 
