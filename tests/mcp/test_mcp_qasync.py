@@ -10,7 +10,7 @@ from typing import Any
 
 import PySide6  # noqa: F401  (import the binding before qasync so it picks PySide6)
 import pytest
-import qasync
+import qasync  # type: ignore[import-untyped]
 from mcp_helpers import stdio_server, wait_gone
 
 from desktop.core.mcp import McpManager

@@ -105,7 +105,7 @@ def getenv(name: str) -> str:
 
 
 @server.tool()
-async def grow(ctx: Context) -> str:  # type: ignore[type-arg]
+async def grow(ctx: Context) -> str:
     """Add a tool named "late" and tell the client that the tool list changed."""
 
     def late() -> str:
