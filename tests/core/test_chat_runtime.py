@@ -458,3 +458,31 @@ async def test_stop_during_a_threaded_write_records_what_really_happened(tmp_pat
     finished = [(f.call.id, f.call.status, f.call.result) for f in h.of(ToolCallFinished)]
     assert finished == [("c1", "done", "wrote 7 bytes"), ("c2", "skipped", "skipped: stopped by user")]
     assert_invariant(h, result)
+
+
+@pytest.mark.anyio
+async def test_stop_during_an_interruptible_gated_tool_does_not_wait_for_it() -> None:
+    cancelled = asyncio.Event()
+
+    async def run(args: dict[str, Any]) -> str:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            cancelled.set()  # an MCP call tells its server here (notifications/cancelled)
+            raise
+        return "never"
+
+    tool = ChatToolDef("remote", "a server-side action", {"type": "object"}, True, run, interruptible=True)
+    h = Harness([[call("c1", "remote")]], tools=[tool])
+    task = h.start()
+    await until(lambda: bool(h.of(ToolCallRequested)))
+    h.runtime.approve("n1", "c1", "approve")
+    await asyncio.sleep(0.05)
+    started = time.perf_counter()
+    h.runtime.stop("n1")
+    result = await task
+    elapsed = time.perf_counter() - started
+    assert result.stop_reason == "stopped" and cancelled.is_set()
+    assert elapsed < 0.5, elapsed  # a thread tool would get TOOL_STOP_GRACE_S (2 s) first
+    assert [f.call.status for f in h.of(ToolCallFinished)] == ["skipped"]
+    assert_invariant(h, result)

@@ -316,6 +316,9 @@ class ChatToolDef:
         schema: JSON schema of the arguments object.
         needs_approval: True when the user must approve every call (anything that changes things).
         run: ``async (args) -> str``; raising makes the call an ``error``.
+        interruptible: True when cancelling ``run`` stops the work cleanly (an MCP call: the server
+            is told to cancel), so a stop does not wait for it; False for work in a thread that
+            cannot be interrupted (a stop then gives it a moment to finish and records its outcome).
     """
 
     name: str
@@ -323,6 +326,7 @@ class ChatToolDef:
     schema: dict[str, Any]
     needs_approval: bool
     run: Callable[[dict[str, Any]], Awaitable[str]]
+    interruptible: bool = False
 
 
 @dataclass(slots=True)

@@ -313,6 +313,7 @@ class McpManager:
                         schema=info.input_schema,
                         needs_approval=info.needs_approval,
                         run=functools.partial(self.run, name),
+                        interruptible=True,  # a cancelled call sends notifications/cancelled
                     )
                 )
         return out
