@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from desktop.ui.chat_node import ChatNodeWidget
     from desktop.ui.context import AppContext
     from desktop.ui.settings_dialog import SettingsDialog
+    from desktop.ui.usage_dialog import UsageDialog
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +79,7 @@ class MainWindow(QMainWindow):
         self._error_reporter: ErrorReporter | None = None
         self.probe_task: asyncio.Task[Any] | None = None
         self.settings_dialog: SettingsDialog | None = None
+        self.usage_dialog: UsageDialog | None = None
 
         self._build_actions()
         central = QWidget(self)
@@ -179,6 +181,8 @@ class MainWindow(QMainWindow):
         self.act_tabbed.setCheckable(True)
         self.act_tabbed.setToolTip("Show one node at a time, with tabs")
         self.act_tabbed.toggled.connect(self.set_tabbed)
+        self.act_usage = action("Usage…", self.open_usage, name="usageAction",
+                                tip="Spending by day, model, node and project, from the usage ledger")
         self.act_about = action("About Chat Nodes", self.show_about, name="aboutAction")
         self.act_about.setMenuRole(QAction.MenuRole.AboutRole)
         self.act_demo = action("Offline demo", self.try_demo, name="demoAction",
@@ -189,7 +193,7 @@ class MainWindow(QMainWindow):
             ("&File", [self.act_new_project, self.act_open_project, None, self.act_export, None,
                        self.act_settings, None, self.act_quit]),
             ("&Node", [self.act_new_node, self.act_close_node]),
-            ("&View", [self.act_tile, self.act_cascade, None, self.act_tabbed]),
+            ("&View", [self.act_tile, self.act_cascade, None, self.act_tabbed, None, self.act_usage]),
             ("&Help", [self.act_demo, None, self.act_about]),
         ])
         build_toolbar(
@@ -490,6 +494,25 @@ class MainWindow(QMainWindow):
         dialog.destroyed.connect(lambda *_: setattr(self, "settings_dialog", None))
         self.settings_dialog = dialog
         dialog.open()
+        return dialog
+
+    def open_usage(self) -> UsageDialog:
+        """Open the usage dashboard (non-modal; one at a time); returns it."""
+        from PySide6.QtCore import Qt
+
+        from desktop.core.usage import ledger_path
+        from desktop.ui.usage_dialog import UsageDialog
+
+        existing = self.usage_dialog
+        if existing is not None and existing.isVisible():
+            existing.raise_()
+            existing.activateWindow()
+            return existing
+        dialog = UsageDialog(ledger_path(self.context.config_dir), parent=self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
+        dialog.destroyed.connect(lambda *_: setattr(self, "usage_dialog", None))
+        self.usage_dialog = dialog
+        dialog.show()
         return dialog
 
     def show_about(self) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QRect, QTimer
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QLabel, QMdiArea, QPushButton
 from test_app_support import close_window, fake_provider_entry, files_containing, write_settings
 
@@ -306,3 +307,23 @@ def test_welcome_banner_goes_away_once_a_key_is_saved(qtbot: Any, open_window: A
     assert window.banner_area.find("welcomeBanner") is None
     assert window.store is not None and window.store.history_cap_bytes == 64 * 1024
     assert files_containing(config, "sk-from-the-welcome-flow-0001") == []
+
+
+def test_view_usage_opens_the_dashboard_on_the_ledger(qtbot: Any, open_window: Any, fake: FakeProvider,
+                                                      dirs: Any) -> None:
+    project, config = dirs
+    write_settings(config, fake_provider_entry(fake), default="fake", model="gpt-4o-mini")
+    window = open_window(project, config)
+    usage = {"input": 100_000, "output": 10_000, "cache_read": 0, "cache_write": 0}
+    fake.script(Turn(text="one", usage=usage, model="gpt-4o-mini"))
+    _send(qtbot, window.nodes()[0], "q1")
+    action = window.findChild(QAction, "usageAction")
+    assert action is not None
+    action.trigger()
+    dialog = window.usage_dialog
+    assert dialog is not None and dialog.objectName() == "usageDialog"
+    qtbot.waitExposed(dialog)
+    assert dialog.findChild(QLabel, "monthTotal").text() == "$0.0210"
+    action.trigger()  # a second trigger raises the same dialog
+    assert window.usage_dialog is dialog
+    dialog.close()
