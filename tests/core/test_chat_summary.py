@@ -73,6 +73,8 @@ def test_cost_breakdown_per_model() -> None:
         "Cost: ≥ $0.0130 over 3 response(s)",
         "Input: 2,500 uncached · 2,000 cache reads · 0 cache writes",
         "Output: 1,000 (reasoning 10)",
+        # 2 000 cache reads at $0.50/M instead of $2/M input
+        "Cache reads saved $0.0030 compared with the uncached input price",
         "  priced-model: 2 response(s), $0.0130",
         "  mystery-model-xyz: 1 response(s), no price known",
         "1 response(s) have no known price (add an override in Settings).",
