@@ -345,6 +345,18 @@ def test_blank_blocks_and_thinking_are_never_marked() -> None:
         "messages": [{"role": "user", "content": "  "}]}
 
 
+def test_an_empty_tool_result_is_passed_over() -> None:
+    results = [{"type": "tool_result", "tool_use_id": "a", "content": "A"},
+               {"type": "tool_result", "tool_use_id": "b", "content": ""}]
+    out = add_cache_breakpoints({"messages": [{"role": "user", "content": results}]})
+    assert out["messages"][0]["content"] == [{**results[0], **MARK}, results[1]]
+    only_empty = {"messages": [{"role": "user", "content": [{**results[1], "content": []}]}]}
+    assert add_cache_breakpoints(only_empty) == only_empty
+    blocks = [{"type": "tool_result", "tool_use_id": "c", "content": [{"type": "text", "text": "x"}]}]
+    assert add_cache_breakpoints({"messages": [{"role": "user", "content": blocks}]})["messages"][0][
+        "content"] == [{**blocks[0], **MARK}]
+
+
 def test_never_more_than_four_breakpoints() -> None:
     def user(text: str, marked: bool = False) -> dict[str, Any]:
         block: dict[str, Any] = {"type": "text", "text": text}

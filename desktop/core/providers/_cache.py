@@ -10,9 +10,10 @@ of the input price (a cache write costs 1.25x). A request may carry at most
 3. the last block of the last ``user`` message (the whole conversation so far; the next request
    of the same node reads it back). A string content becomes one text block first.
 
-Thinking and redacted thinking blocks cannot carry a mark, nor can an empty text block: such a
-block is passed over for the block before it. Marks already present are counted and never doubled,
-so applying :func:`add_cache_breakpoints` twice changes nothing.
+Thinking and redacted thinking blocks cannot carry a mark, nor can an empty text block (nor, to
+be safe, a tool result with empty content): such a block is passed over for the block before
+it. Marks already present are counted and never doubled, so applying
+:func:`add_cache_breakpoints` twice changes nothing.
 """
 
 from __future__ import annotations
@@ -50,6 +51,10 @@ def _markable(block: Any) -> bool:
     if block.get("type") == "text":
         text = block.get("text")
         return isinstance(text, str) and bool(text.strip())
+    if block.get("type") == "tool_result":
+        # An empty result may reach the API as an empty text block: not marked, to stay valid.
+        content = block.get("content")
+        return bool(content.strip()) if isinstance(content, str) else bool(content)
     return True
 
 
