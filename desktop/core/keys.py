@@ -114,9 +114,16 @@ def choose_model(settings: Settings, provider_id: str | None, requested: str | N
 
 
 def provider_config(
-    provider: ProviderSettings, *, key: str | None, model: str | None = None
+    provider: ProviderSettings, *, key: str | None, model: str | None = None, prompt_caching: bool = True
 ) -> ProviderConfig:
-    """The driver configuration for ``provider`` with the resolved ``key`` and ``model``."""
+    """The driver configuration for ``provider`` with the resolved ``key`` and ``model``.
+
+    Args:
+        provider: The provider's settings.
+        key: The resolved key, or None.
+        model: The model, or None for the provider's default.
+        prompt_caching: The global ``Settings.prompt_caching`` switch (Anthropic cache breakpoints).
+    """
     return ProviderConfig(
         id=provider.id,
         name=provider.name,
@@ -126,6 +133,7 @@ def provider_config(
         model=model or None,
         max_tokens=provider.max_tokens,
         thinking_budget=provider.thinking_budget,
+        prompt_caching=prompt_caching,
     )
 
 
@@ -141,6 +149,7 @@ def resolve_provider(
     The provider is ``req.provider`` or the default provider; None when it is unknown or needs a key
     and none is found. The model is ``req.model``, else (for the default provider only) the default
     model, else the provider's first model. A keyless provider still gets a key when one is set.
+    ``settings.prompt_caching`` is passed on.
     """
     provider_id = req.provider or settings.default_provider
     provider = settings.provider(provider_id)
@@ -149,5 +158,10 @@ def resolve_provider(
     resolution = resolve_key(provider, secrets, environ)
     if provider.needs_key and not resolution.key:
         return None
-    return provider_config(provider, key=resolution.key, model=choose_model(settings, provider.id, req.model))
+    return provider_config(
+        provider,
+        key=resolution.key,
+        model=choose_model(settings, provider.id, req.model),
+        prompt_caching=settings.prompt_caching,
+    )
 

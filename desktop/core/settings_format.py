@@ -45,6 +45,7 @@ _SETTINGS_KEYS = frozenset(
         "price_overrides",
         "history_cap_kib",
         "max_iterations",
+        "prompt_caching",
     }
 )
 _PRICE_FIELDS = ("input", "output", "cache_read", "cache_write")
@@ -100,6 +101,7 @@ class Settings:
             USD per million tokens; they beat the built-in prices.
         history_cap_kib: Per-node history kept in ``project.json`` (older exchanges are archived).
         max_iterations: Model calls per send in the tool loop.
+        prompt_caching: Mark Anthropic prompt cache breakpoints in every request (on by default).
         extra: Unknown top-level keys, written back verbatim.
     """
 
@@ -110,6 +112,7 @@ class Settings:
     price_overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
     history_cap_kib: int = 200
     max_iterations: int = 10
+    prompt_caching: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
 
     def provider(self, provider_id: str | None) -> ProviderSettings | None:
@@ -285,6 +288,9 @@ def settings_from_dict(raw: object) -> Settings:
     iterations = raw.get("max_iterations", 10)
     if not _is_int(iterations) or iterations < 1:
         problems.append("max_iterations: must be a positive integer")
+    prompt_caching = raw.get("prompt_caching", True)
+    if not isinstance(prompt_caching, bool):
+        problems.append("prompt_caching: must be true or false")
     if problems:
         raise SettingsError(problems)
     return Settings(
@@ -295,6 +301,7 @@ def settings_from_dict(raw: object) -> Settings:
         price_overrides=overrides,
         history_cap_kib=cast(int, cap),
         max_iterations=cast(int, iterations),
+        prompt_caching=cast(bool, prompt_caching),
         extra={k: copy.deepcopy(v) for k, v in raw.items() if k not in _SETTINGS_KEYS},
     )
 
@@ -327,6 +334,7 @@ def settings_to_dict(settings: Settings) -> dict[str, Any]:
         "price_overrides": copy.deepcopy(settings.price_overrides),
         "history_cap_kib": settings.history_cap_kib,
         "max_iterations": settings.max_iterations,
+        "prompt_caching": settings.prompt_caching,
     }
     for k, v in settings.extra.items():
         if k not in out:

@@ -23,7 +23,7 @@ from desktop.core.chat import (
     message_cost,
     price_for,
 )
-from desktop.core.chat.cost import FAMILY_PREFIXES, load_prices
+from desktop.core.chat.cost import FAMILY_PREFIXES, cache_savings, conversation_cache_savings, load_prices
 from desktop.core.chat.types import ProviderConfig, UsageReport
 from desktop.core.providers import driver_for
 
@@ -234,3 +234,49 @@ def test_conversation_cost_respects_overrides() -> None:
 )
 def test_format_cost(cc: ConversationCost, text: str) -> None:
     assert format_cost(cc) == text
+
+
+# -- what cache reads saved ----------------------------------------------------------------------
+
+SONNET = {"sonnet-test": Price(3.0, 15.0, cache_read=0.30, cache_write=3.75)}
+
+
+def test_cache_savings_of_100k_cached_tokens_at_sonnet_prices() -> None:
+    usage = Usage(2_000, 500, cache_read_tokens=100_000, cache_write_tokens=7_000, reasoning_tokens=50)
+    # 100 000 tokens at $3/M would have cost $0.30; read from the cache they cost $0.03.
+    assert cache_savings(usage, "sonnet-test", SONNET) == pytest.approx(0.27)
+    # The built-in Claude Sonnet price gives the same (input $3/M, cache read $0.30/M).
+    assert DEFAULT_PRICES["claude-sonnet-4-5"].cache_read == pytest.approx(0.30)
+    assert cache_savings(usage, "claude-sonnet-4-5", None) == pytest.approx(0.27)
+    # The savings are exactly the gap between the uncached cost and the real cost of those tokens.
+    uncached = cost_of(Usage(102_000, 500, cache_write_tokens=7_000), "sonnet-test", SONNET).usd
+    assert uncached - cost_of(usage, "sonnet-test", SONNET).usd == pytest.approx(0.27)
+
+
+def test_cache_savings_without_reads_without_a_rate_or_without_a_price() -> None:
+    assert cache_savings(Usage(10_000, 10, cache_write_tokens=5_000), "sonnet-test", SONNET) == 0.0
+    no_rate = {"plain": Price(2.0, 8.0)}  # cache reads priced at the input rate: nothing saved
+    assert cache_savings(Usage(0, 0, cache_read_tokens=10**6), "plain", no_rate) == 0.0
+    assert cache_savings(Usage(0, 0, cache_read_tokens=10**6), "mystery-model-xyz") is None
+    assert cache_savings(Usage(0, 0, cache_read_tokens=10**6), None) is None
+    # An override pricing cache reads above input says so: the amount is negative.
+    dear = {"dear": Price(1.0, 1.0, cache_read=1.5)}
+    assert cache_savings(Usage(0, 0, cache_read_tokens=10**6), "dear", dear) == pytest.approx(-0.5)
+
+
+def test_conversation_savings_sum_over_priced_assistant_messages() -> None:
+    messages = [
+        ChatMessage("u", "user", "q", 0, usage=Usage(0, 0, cache_read_tokens=10**6)),  # not an answer
+        assistant(1, Usage(100, 10, cache_read_tokens=100_000), "sonnet-test"),
+        assistant(2, Usage(100, 10, cache_read_tokens=200_000)),  # priced with the conversation model
+        assistant(3, Usage(100, 10, cache_read_tokens=300_000), "mystery-model-xyz"),  # unpriced: left out
+        assistant(4, None, "sonnet-test"),
+    ]
+    assert conversation_cache_savings(messages, "sonnet-test", SONNET) == pytest.approx(0.81)
+    cc = conversation_cost(messages, "sonnet-test", SONNET)
+    assert cc.cache_saved == pytest.approx(0.81) and cc.unpriced == 1
+    assert conversation_cache_savings(messages[3:], "sonnet-test", SONNET) is None
+    assert conversation_cache_savings([], "sonnet-test", SONNET) is None
+    assert conversation_cost([], "sonnet-test").cache_saved == 0.0
+    no_reads = [assistant(1, Usage(100, 10), "sonnet-test")]
+    assert conversation_cache_savings(no_reads, None, SONNET) == 0.0

@@ -7,7 +7,8 @@ from typing import Any, TypeVar
 
 import pytest
 from keyring.backends import fail
-from PySide6.QtWidgets import QLabel, QLineEdit, QPushButton, QTableWidgetItem, QWidget
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtWidgets import QCheckBox, QLabel, QLineEdit, QPushButton, QTableWidgetItem, QWidget
 from test_app_support import files_containing
 
 from desktop.core.secrets import SecretStore
@@ -178,6 +179,40 @@ def test_price_overrides_are_validated_and_saved(qtbot: Any, make_context: Any) 
     assert saved["price_overrides"] == {"my-model": {"input": 1.5, "output": 6.0, "cache_read": 0.15}}
     assert saved["history_cap_kib"] == 512 and saved["max_iterations"] == 4
     assert ctx.settings.max_iterations == 4
+
+
+def test_prompt_caching_checkbox_is_on_by_default_and_turns_caching_off(
+    qtbot: Any, make_context: Any
+) -> None:
+    ctx = make_context(environ={"ANTHROPIC_API_KEY": KEY})
+    dialog = _dialog(qtbot, ctx)
+    check = _child(dialog.general_page, QCheckBox, "promptCachingCheck")
+    assert check is dialog.prompt_caching_check
+    assert dialog.tabs.indexOf(dialog.general_page) == [dialog.tabs.tabText(i) for i in
+                                                        range(dialog.tabs.count())].index("General")
+    assert check.isChecked()
+    tip = check.toolTip()
+    assert "Anthropic" in tip and "cache" in tip and "OpenAI-compatible" in tip
+    config = ctx.provider_config("anthropic")
+    assert config is not None and config.prompt_caching is True
+    dialog.tabs.setCurrentWidget(dialog.general_page)
+    qtbot.mouseClick(check, Qt.MouseButton.LeftButton, pos=QPoint(6, check.height() // 2))  # the box
+    assert not check.isChecked()
+    dialog.accept()
+    assert not dialog.isVisible()
+    saved = json.loads(ctx.settings_store.path.read_text(encoding="utf-8"))
+    assert saved["prompt_caching"] is False
+    assert ctx.settings.prompt_caching is False
+    config = ctx.provider_config("anthropic")
+    assert config is not None and config.prompt_caching is False
+    # Shown as saved when the dialog opens again; turning it back on saves true.
+    again = _dialog(qtbot, ctx)
+    assert not again.prompt_caching_check.isChecked()
+    again.prompt_caching_check.setChecked(True)
+    again.accept()
+    assert json.loads(ctx.settings_store.path.read_text(encoding="utf-8"))["prompt_caching"] is True
+    config = ctx.provider_config("anthropic")
+    assert config is not None and config.prompt_caching is True
 
 
 def test_default_provider_and_model(qtbot: Any, make_context: Any) -> None:

@@ -342,6 +342,9 @@ class ProviderConfig:
         model: Default model id.
         max_tokens: Output budget (Anthropic requires it).
         thinking_budget: Turns on Anthropic extended thinking with this many tokens.
+        prompt_caching: Anthropic only: mark prompt cache breakpoints (tools, system prompt, last
+            user message) so repeated prefixes are read from the cache. OpenAI-compatible servers
+            cache on their own and ignore it.
     """
 
     id: str
@@ -352,3 +355,4 @@ class ProviderConfig:
     model: str | None = None
     max_tokens: int = 8192
     thinking_budget: int | None = None
+    prompt_caching: bool = True
