@@ -319,15 +319,16 @@ class MainWindow(QMainWindow):
         """The cost of every node in the window (sum of the nodes' conversation costs)."""
         from desktop.core.chat.cost import ConversationCost
 
-        usd = 0.0
+        usd = saved = 0.0
         unpriced = 0
         estimated = True
         for node in self.nodes():
             cc = node.cost()
             usd += cc.usd
+            saved += cc.cache_saved
             unpriced += cc.unpriced
             estimated = estimated and cc.estimated
-        return ConversationCost(usd=usd, estimated=estimated, unpriced=unpriced)
+        return ConversationCost(usd=usd, estimated=estimated, unpriced=unpriced, cache_saved=saved)
 
     def _update_cost(self) -> None:
         self.act_close_node.setEnabled(bool(self.nodes()))
@@ -335,8 +336,11 @@ class MainWindow(QMainWindow):
             self.cost_label.setText("Session n/a")
             return
         from desktop.core.chat.cost import format_cost
+        from desktop.core.chat.summary import cost_tooltip
 
-        self.cost_label.setText(f"Session {format_cost(self.session_cost())}")
+        cost = self.session_cost()
+        self.cost_label.setText(f"Session {format_cost(cost)}")
+        self.cost_label.setToolTip(cost_tooltip(cost))
 
     def _update_title(self) -> None:
         folder = self.project_dir

@@ -75,10 +75,12 @@ async def test_request_headers_and_body() -> None:
     assert request.headers["anthropic-version"] == "2023-06-01"
     assert request.headers["content-type"] == "application/json"
     assert "authorization" not in request.headers
+    cached = {"cache_control": {"type": "ephemeral"}}  # prompt caching is on by default
     assert server.bodies()[0] == {
-        "model": "claude-x", "max_tokens": 4096, "stream": True, "system": "You help.\n\nBe terse.",
-        "messages": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}],
-        "tools": [{"name": "now", "description": "Current time", "input_schema": tool.schema}],
+        "model": "claude-x", "max_tokens": 4096, "stream": True,
+        "system": [{"type": "text", "text": "You help.\n\nBe terse.", **cached}],
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "Hi", **cached}]}],
+        "tools": [{"name": "now", "description": "Current time", "input_schema": tool.schema, **cached}],
         "thinking": {"type": "enabled", "budget_tokens": 2048},
     }
 

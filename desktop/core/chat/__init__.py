@@ -31,6 +31,8 @@ from .cost import (
     ConversationCost,
     Cost,
     Price,
+    cache_savings,
+    conversation_cache_savings,
     conversation_cost,
     cost_of,
     format_cost,
@@ -67,6 +69,8 @@ from .types import (
 )
 
 __all__ = [
+    "cache_savings",
+    "conversation_cache_savings",
     "ChatDriver",
     "ChatError",
     "ChatEvent",
