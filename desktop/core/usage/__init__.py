@@ -55,8 +55,10 @@ from ._report import (
     summarize,
     summary_window,
 )
+from ._tally import MonthlyTally
 
 __all__ = [
+    "MonthlyTally",
     "ContextUse",
     "context_use",
     "RunInfo",

@@ -450,7 +450,20 @@ def totals(
     if data is None:
         return Totals()
     body, torn = _split_tail(data)
-    want = _project_key(project) if project is not None else None
+    return sum_lines(body, start_ms, end_ms, _project_key(project) if project is not None else None, torn)
+
+def sum_lines(
+    body: bytes, start_ms: int | None, end_ms: int | None, want: bytes | None, torn: bool = False
+) -> Totals:
+    """``totals`` of complete ledger lines already read (``body`` ends with a newline or is empty).
+
+    Args:
+        body: Complete lines of the ledger.
+        start_ms: Start of the period (inclusive), or None.
+        end_ms: End of the period (exclusive), or None.
+        want: ``project_key`` of the one project to count, or None for every project.
+        torn: Passed through to ``Totals.torn_tail``.
+    """
     escaped: dict[bytes, bool] = {}
     usd_sum = 0.0
     saved_sum = 0.0
@@ -496,6 +509,12 @@ def totals(
         if record.saved_usd is not None:
             saved_sum += record.saved_usd
     return Totals(usd_sum, responses, unpriced, saved_sum, corrupt, torn)
+
+
+def project_key(project: str | os.PathLike[str]) -> bytes:
+    """How a project folder appears inside a ledger line (for ``sum_lines``)."""
+    return _project_key(project)
+
 
 
 class UsageLedger:
