@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from .chat.types import ApiKind
+from .usage import budget_block, parse_budget
 
 if TYPE_CHECKING:
     from .chat.cost import Price
@@ -46,6 +47,7 @@ _SETTINGS_KEYS = frozenset(
         "history_cap_kib",
         "max_iterations",
         "prompt_caching",
+        "budget",
     }
 )
 _PRICE_FIELDS = ("input", "output", "cache_read", "cache_write")
@@ -102,6 +104,8 @@ class Settings:
         history_cap_kib: Per-node history kept in ``project.json`` (older exchanges are archived).
         max_iterations: Model calls per send in the tool loop.
         prompt_caching: Mark Anthropic prompt cache breakpoints in every request (on by default).
+        monthly_budget_usd: The app-wide monthly budget in USD (``"budget": {"monthly_usd": X}``), or
+            None for no budget.
         extra: Unknown top-level keys, written back verbatim.
     """
 
@@ -113,6 +117,7 @@ class Settings:
     history_cap_kib: int = 200
     max_iterations: int = 10
     prompt_caching: bool = True
+    monthly_budget_usd: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def provider(self, provider_id: str | None) -> ProviderSettings | None:
@@ -291,6 +296,11 @@ def settings_from_dict(raw: object) -> Settings:
     prompt_caching = raw.get("prompt_caching", True)
     if not isinstance(prompt_caching, bool):
         problems.append("prompt_caching: must be true or false")
+    budget: float | None = None
+    try:
+        budget = parse_budget(raw)
+    except ValueError as exc:
+        problems.append(str(exc))
     if problems:
         raise SettingsError(problems)
     return Settings(
@@ -302,6 +312,7 @@ def settings_from_dict(raw: object) -> Settings:
         history_cap_kib=cast(int, cap),
         max_iterations=cast(int, iterations),
         prompt_caching=cast(bool, prompt_caching),
+        monthly_budget_usd=budget,
         extra={k: copy.deepcopy(v) for k, v in raw.items() if k not in _SETTINGS_KEYS},
     )
 
@@ -336,6 +347,8 @@ def settings_to_dict(settings: Settings) -> dict[str, Any]:
         "max_iterations": settings.max_iterations,
         "prompt_caching": settings.prompt_caching,
     }
+    if settings.monthly_budget_usd is not None:
+        out["budget"] = budget_block(settings.monthly_budget_usd)
     for k, v in settings.extra.items():
         if k not in out:
             out[k] = copy.deepcopy(v)

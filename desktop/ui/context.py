@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from desktop.core.chat.types import ChatDriver, ChatEvent, ChatToolDef, ProviderConfig
     from desktop.core.secrets import SecretStore
     from desktop.core.settings import SendTarget, Settings
-    from desktop.core.usage import RunInfo
+    from desktop.core.usage import BudgetCheck, RunInfo
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +102,7 @@ class AppContext:
         from desktop.core.permissions import GrantStore
         from desktop.core.secrets import SecretStore
         from desktop.core.settings import SettingsStore, price_overrides_as_prices
-        from desktop.core.usage import UsageLedger, UsageRecorder, ledger_path
+        from desktop.core.usage import MonthlyTally, UsageLedger, UsageRecorder, ledger_path
         from desktop.ui.bridge import RuntimeBridge
 
         self.config_dir = Path(config_dir)
@@ -134,6 +134,8 @@ class AppContext:
         self._run_provider: dict[str, tuple[str, str | None]] = {}
         self.usage = UsageRecorder(UsageLedger(ledger_path(self.config_dir)), self._describe_run,
                                    lambda: price_overrides_as_prices(self.settings))
+        self.tally = MonthlyTally(ledger_path(self.config_dir))
+        """This month's spending (app-wide and per project), kept current from the ledger."""
         self._closed = False
         self._inflight: set[asyncio.Future[list[str]]] = set()
         if demo:
@@ -200,8 +202,14 @@ class AppContext:
 
     def _broadcast(self, node_id: str, event: ChatEvent) -> None:
         """``ChatRuntimeDeps.broadcast``: to the UI, and every response's usage to the ledger."""
+        self.usage.observe(node_id, event)  # first: the node's cost update then sees the new total
         self.bridge.broadcast(node_id, event)
-        self.usage.observe(node_id, event)
+
+    def budget_check(self, project_budget: float | None = None) -> BudgetCheck | None:
+        """The tightest of the app-wide budget and ``project_budget`` (the open project's), or None."""
+        from desktop.core.usage import tightest_budget
+
+        return tightest_budget(self.tally, self.settings.monthly_budget_usd, self.project_dir, project_budget)
 
     def _describe_run(self, node_id: str) -> RunInfo | None:
         from desktop.core.usage import RunInfo

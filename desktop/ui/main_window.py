@@ -24,6 +24,7 @@ from desktop.ui.banner import Banner, BannerArea, BannerKind
 from desktop.ui.error_reporter import ErrorReporter
 from desktop.ui.node_area import NodeArea
 from desktop.ui.project_controller import AUTOSAVE_DELAY_MS, ProjectController
+from desktop.ui.session_chip import show_session, sum_costs
 from desktop.ui.window_chrome import build_status_bar, build_toolbar, fill_menu_bar, make_action
 
 if TYPE_CHECKING:
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
     # and the network stack are imported, so start-up shows a window as early as a bare Qt program.
     from desktop.core.chat.cost import ConversationCost
     from desktop.core.project import NodeState, Project, ProjectStore
+    from desktop.core.usage import BudgetCheck
+    from desktop.ui.budget_dialog import ProjectBudgetDialog
     from desktop.ui.chat_node import ChatNodeWidget
     from desktop.ui.context import AppContext
     from desktop.ui.settings_dialog import SettingsDialog
@@ -163,6 +166,8 @@ class MainWindow(QMainWindow):
         self.act_export = action("Export conversation…", self._export_dialog, shortcut="Ctrl+E",
                                  name="exportAction", tip="Save the active conversation as Markdown")
         self.act_export.setIconText("Export")
+        self.act_project_budget = action("Project budget…", self.open_project_budget,
+                                         name="projectBudgetAction", tip="This project's monthly budget")
         self.act_settings = action("Settings…", self.open_settings, shortcut="Ctrl+,",
                                    name="settingsAction", tip="Providers, keys, prices and limits")
         self.act_settings.setMenuRole(QAction.MenuRole.PreferencesRole)
@@ -191,7 +196,7 @@ class MainWindow(QMainWindow):
     def _build_chrome(self) -> None:
         fill_menu_bar(self.menuBar(), [
             ("&File", [self.act_new_project, self.act_open_project, None, self.act_export, None,
-                       self.act_settings, None, self.act_quit]),
+                       self.act_project_budget, self.act_settings, None, self.act_quit]),
             ("&Node", [self.act_new_node, self.act_close_node]),
             ("&View", [self.act_tile, self.act_cascade, None, self.act_tabbed, None, self.act_usage]),
             ("&Help", [self.act_demo, None, self.act_about]),
@@ -317,30 +322,19 @@ class MainWindow(QMainWindow):
 
     def session_cost(self) -> ConversationCost:
         """The cost of every node in the window (sum of the nodes' conversation costs)."""
-        from desktop.core.chat.cost import ConversationCost
-
-        usd = saved = 0.0
-        unpriced = 0
-        estimated = True
-        for node in self.nodes():
-            cc = node.cost()
-            usd += cc.usd
-            saved += cc.cache_saved
-            unpriced += cc.unpriced
-            estimated = estimated and cc.estimated
-        return ConversationCost(usd=usd, estimated=estimated, unpriced=unpriced, cache_saved=saved)
+        return sum_costs(node.cost() for node in self.nodes())
 
     def _update_cost(self) -> None:
         self.act_close_node.setEnabled(bool(self.nodes()))
-        if not self.nodes():
-            self.cost_label.setText("Session n/a")
-            return
-        from desktop.core.chat.cost import format_cost
-        from desktop.core.chat.summary import cost_tooltip
+        nodes = bool(self.nodes())
+        show_session(self.cost_label, self.session_cost() if nodes else None,
+                     self.budget_check() if nodes else None)
 
-        cost = self.session_cost()
-        self.cost_label.setText(f"Session {format_cost(cost)}")
-        self.cost_label.setToolTip(cost_tooltip(cost))
+    def budget_check(self) -> BudgetCheck | None:
+        """The tightest monthly budget (app-wide or this project's) and where it stands, or None."""
+        if self._context is None:
+            return None
+        return self._context.budget_check(self.projects.monthly_budget)
 
     def _update_title(self) -> None:
         folder = self.project_dir
@@ -497,6 +491,23 @@ class MainWindow(QMainWindow):
         dialog.settings_saved.connect(lambda: self._after_provider_change())
         dialog.destroyed.connect(lambda *_: setattr(self, "settings_dialog", None))
         self.settings_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def open_project_budget(self) -> ProjectBudgetDialog | None:
+        """Edit the open project's monthly budget (non-modal); returns the dialog."""
+        from desktop.ui.budget_dialog import ProjectBudgetDialog
+
+        folder = self.project_dir
+        if folder is None or self._context is None:
+            return None
+
+        def apply(limit: float | None) -> None:
+            self.projects.set_monthly_budget(limit)
+            self._update_cost()
+
+        spent = self._context.tally.totals(folder).usd
+        dialog = ProjectBudgetDialog(folder.name, self.projects.monthly_budget, spent, apply, parent=self)
         dialog.open()
         return dialog
 

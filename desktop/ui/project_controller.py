@@ -199,6 +199,27 @@ class ProjectController(QObject):
         self.open(folder)
         return self.store is not None and not self.store.read_only
 
+    @property
+    def monthly_budget(self) -> float | None:
+        """The open project's own monthly budget (``"budget"`` in ``project.json``), or None."""
+        from desktop.core.usage import parse_budget
+
+        try:
+            return parse_budget(self._extra)
+        except ValueError:
+            return None
+
+    def set_monthly_budget(self, limit: float | None) -> None:
+        """Set (or with None remove) the project's monthly budget and save the project."""
+        from desktop.core.usage import budget_block
+
+        block = budget_block(limit)
+        if block is None:
+            self._extra.pop("budget", None)
+        else:
+            self._extra["budget"] = block
+        self.save()
+
     def current_project(self) -> Project:
         """The open project as it would be saved now (nodes in window order, with geometry)."""
         from desktop.core.project import Project

@@ -357,3 +357,18 @@ def test_unreadable_file_is_left_in_place_and_not_overwritten(
     assert store.path.read_bytes() == before
     assert store.load() == default_settings() and store.last_error is None
     store.save(default_settings())  # readable again: saving works
+
+
+def test_the_monthly_budget_round_trips_and_is_validated(tmp_path: Path) -> None:
+    from desktop.core.settings import SettingsError, settings_from_dict, settings_to_dict
+
+    raw = settings_to_dict(default_settings())
+    assert "budget" not in raw  # no budget: no block
+    raw["budget"] = {"monthly_usd": 25}
+    settings = settings_from_dict(raw)
+    assert settings.monthly_budget_usd == 25.0
+    assert settings_to_dict(settings)["budget"] == {"monthly_usd": 25.0}
+    for bad in ({"monthly_usd": -1}, {"monthly_usd": "10"}, {"monthly_usd": float("inf")}, [1]):
+        raw["budget"] = bad
+        with pytest.raises(SettingsError, match="budget"):
+            settings_from_dict(raw)

@@ -294,3 +294,21 @@ def test_a_refused_key_is_dropped_when_another_provider_is_shown(
     dialog.accept()
     assert not dialog.isVisible()
     assert ("chatnodes", "openai") not in memory_keyring.passwords
+
+
+def test_the_monthly_budget_is_set_in_general_and_saved(qtbot: Any, make_context: Any) -> None:
+    from PySide6.QtWidgets import QDoubleSpinBox
+
+    ctx = make_context()
+    dialog = _dialog(qtbot, ctx)
+    spin = _child(dialog.general_page, QDoubleSpinBox, "budgetSpin")
+    assert spin.value() == 0.0 and spin.text() == "No budget"
+    spin.setValue(40.0)
+    dialog.accept()
+    saved = json.loads(ctx.settings_store.path.read_text(encoding="utf-8"))
+    assert saved["budget"] == {"monthly_usd": 40.0} and ctx.settings.monthly_budget_usd == 40.0
+    again = _dialog(qtbot, ctx)
+    assert again.budget_spin.value() == 40.0
+    again.budget_spin.setValue(0.0)
+    again.accept()
+    assert "budget" not in json.loads(ctx.settings_store.path.read_text(encoding="utf-8"))

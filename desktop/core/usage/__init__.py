@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from ._budget import (
     WARN_FRACTION,
+    BudgetCheck,
+    BudgetScope,
     BudgetState,
     BudgetStatus,
     app_budget_status,
@@ -16,6 +18,7 @@ from ._budget import (
     monthly_spend,
     parse_budget,
     project_budget_status,
+    tightest_budget,
 )
 from ._context import (
     ContextUse,
@@ -58,6 +61,9 @@ from ._report import (
 from ._tally import MonthlyTally
 
 __all__ = [
+    "BudgetCheck",
+    "BudgetScope",
+    "tightest_budget",
     "MonthlyTally",
     "ContextUse",
     "context_use",

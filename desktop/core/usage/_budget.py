@@ -13,12 +13,18 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ._ledger import UsageLedger
 from ._periods import month_range
 
+if TYPE_CHECKING:
+    from ._tally import MonthlyTally
+
 __all__ = [
+    "BudgetCheck",
+    "BudgetScope",
+    "tightest_budget",
     "BudgetState",
     "BudgetStatus",
     "WARN_FRACTION",
@@ -134,3 +140,45 @@ def project_budget_status(
     book = ledger if isinstance(ledger, UsageLedger) else UsageLedger(ledger)
     spent, unpriced = monthly_spend(book, now, project)
     return budget_status(spent, limit, unpriced)
+
+
+BudgetScope = Literal["app", "project"]
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetCheck:
+    """One budget and where it stands.
+
+    Attributes:
+        scope: ``app`` (Settings → General) or ``project`` (this project's own budget).
+        status: Spending against the limit this month.
+    """
+
+    scope: BudgetScope
+    status: BudgetStatus
+
+    def describe(self) -> str:
+        """E.g. ``"$41.20 of the $40.00 monthly budget of this project"``."""
+        where = "app-wide monthly budget" if self.scope == "app" else "monthly budget of this project"
+        return f"${self.status.spent:.2f} of the ${self.status.limit:.2f} {where}"
+
+
+def tightest_budget(
+    tally: MonthlyTally,
+    app_limit: float | None,
+    project: str | os.PathLike[str] | None,
+    project_limit: float | None,
+) -> BudgetCheck | None:
+    """The budget closest to (or furthest past) its limit, from the running monthly tally.
+
+    Returns:
+        None when neither budget is set.
+    """
+    checks: list[BudgetCheck] = []
+    if app_limit is not None:
+        t = tally.totals()
+        checks.append(BudgetCheck("app", budget_status(t.usd, app_limit, t.unpriced)))
+    if project_limit is not None and project is not None:
+        t = tally.totals(project)
+        checks.append(BudgetCheck("project", budget_status(t.usd, project_limit, t.unpriced)))
+    return max(checks, key=lambda c: c.status.fraction, default=None)
