@@ -1,4 +1,4 @@
-"""Refresh ``desktop/core/usage/model-data.json`` from a ``litellm`` wheel (a maintenance script).
+"""Refresh ``desktop/core/chat/model_prices_litellm.json`` from a ``litellm`` wheel (a maintenance script).
 
 Usage::
 
@@ -36,7 +36,7 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 DATA_MEMBER = "litellm/model_prices_and_context_window_backup.json"
-OUTPUT = Path(__file__).resolve().parent.parent / "desktop" / "core" / "usage" / "model-data.json"
+OUTPUT = Path(__file__).resolve().parent.parent / "desktop" / "core" / "chat" / "model_prices_litellm.json"
 PROVIDERS = ("openai", "anthropic", "gemini", "deepseek", "mistral", "xai", "groq")
 MODES = ("chat", "responses")
 SKIP_PREFIXES = ("ft:",)  # fine-tune templates, not models anyone sends to

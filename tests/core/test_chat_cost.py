@@ -58,7 +58,10 @@ def test_family_prefixes_price_as_the_newest_model(family: str, newest: str) -> 
 
 
 def test_family_choice_is_deterministic_whatever_the_table_order() -> None:
-    assert load_prices(dict(reversed(list(DATA.items())))) == DEFAULT_PRICES
+    curated = load_prices(DATA)
+    assert load_prices(dict(reversed(list(DATA.items())))) == curated
+    # The built-in table is the curated one plus the LiteLLM refresh, which never changes a curated key.
+    assert {key: DEFAULT_PRICES[key] for key in curated} == curated
 
 
 def test_load_prices_rejects_a_bad_row() -> None:
@@ -91,7 +94,7 @@ def test_price_matching(model: str, key: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "model", ["o3-pro", "o3pro", "llama3:8b", "mistral-large", "", None, "   ", "vendor/"]
+    "model", ["o3pro", "o3-ultra-9", "llama3:8b", "mistral-large-x", "", None, "   ", "vendor/"]
 )
 def test_unknown_models_have_no_price(model: str | None) -> None:
     assert price_for(model) is None
@@ -112,7 +115,10 @@ def test_d11_override_order_exact_then_longest() -> None:
     assert price_for("gpt-4o", overrides) == DEFAULT_PRICES["gpt-4o"]
     assert price_for("my-local-model", {"my-local-model": exact}) == exact
     assert price_for("my-local-model:q4", {"my-local-model": exact}) == exact
-    assert price_for("o3-pro", {"o3": exact}) is None  # the same matching rules apply to overrides
+    # The same matching rules apply to overrides: an "o3" override never prices o3-pro, which keeps
+    # its own built-in price (and a model with no price of its own stays unpriced).
+    assert price_for("o3-pro", {"o3": exact}) == DEFAULT_PRICES["o3-pro"] != exact
+    assert price_for("o3-ultra-9", {"o3": exact}) is None
 
 
 def test_d12_cache_reads_and_writes_have_their_own_rates() -> None:
@@ -280,3 +286,26 @@ def test_conversation_savings_sum_over_priced_assistant_messages() -> None:
     assert conversation_cost([], "sonnet-test").cache_saved == 0.0
     no_reads = [assistant(1, Usage(100, 10), "sonnet-test")]
     assert conversation_cache_savings(no_reads, None, SONNET) == 0.0
+
+
+def test_the_litellm_refresh_prices_models_the_curated_table_lacks() -> None:
+    import json
+    from importlib import resources
+
+    from desktop.core.chat.cost import LITELLM_FILE, price_source
+
+    package = resources.files("desktop.core.chat")
+    refreshed = json.loads(package.joinpath(LITELLM_FILE).read_text("utf-8"))
+    curated = json.loads(package.joinpath("model_prices.json").read_text("utf-8"))
+    extra = [m for m in refreshed["models"] if m not in curated]
+    assert len(extra) > 100  # today's OpenAI, Anthropic, Gemini, DeepSeek, Mistral, xAI and Groq models
+    for model in extra[:50]:
+        row = refreshed["models"][model]
+        price = price_for(model)
+        assert price is not None and (price.input, price.output) == (row["input"], row["output"]), model
+    for vendor in ("mistral", "grok", "gemini", "deepseek", "claude", "gpt"):
+        assert any(vendor in m for m in refreshed["models"]), vendor
+    source, date = price_source()
+    assert source.startswith("litellm ") and len(date) == 10
+    # The curated table still wins where both have a model (today they agree).
+    assert price_for("gpt-4o-mini") == Price(0.15, 0.6, 0.075, None)

@@ -312,3 +312,10 @@ def test_the_monthly_budget_is_set_in_general_and_saved(qtbot: Any, make_context
     again.budget_spin.setValue(0.0)
     again.accept()
     assert "budget" not in json.loads(ctx.settings_store.path.read_text(encoding="utf-8"))
+
+
+def test_the_prices_page_names_the_source_and_date_of_the_built_in_prices(
+        qtbot: Any, make_context: Any) -> None:
+    dialog = _dialog(qtbot, make_context())
+    label = _child(dialog, QLabel, "priceSourceLabel")
+    assert "refreshed from litellm 1." in label.text() and " on 20" in label.text()

@@ -25,7 +25,7 @@ def _refresh_module() -> ModuleType:
 
 
 def test_the_shipped_model_data_is_small_sourced_and_covers_every_provider() -> None:
-    data_file = resources.files("desktop.core.usage").joinpath("model-data.json")
+    data_file = resources.files("desktop.core.chat").joinpath("model_prices_litellm.json")
     text = data_file.read_text(encoding="utf-8")
     assert len(text.encode()) < 300 * 1024
     doc = json.loads(text)

@@ -38,6 +38,7 @@ __all__ = [
     "Cost",
     "ConversationCost",
     "DEFAULT_PRICES",
+    "price_source",
     "FAMILY_PREFIXES",
     "normalize_model_id",
     "price_for",
@@ -148,13 +149,31 @@ def load_prices(data: Mapping[str, Any]) -> dict[str, Price]:
     return table
 
 
+LITELLM_FILE = "model_prices_litellm.json"
+"""Prices (and context windows) refreshed from a LiteLLM release by ``packaging/refresh_prices.py``."""
+
+
 def _load_default_prices() -> dict[str, Price]:
-    text = resources.files(__package__).joinpath("model_prices.json").read_text(encoding="utf-8")
-    return load_prices(json.loads(text))
+    package = resources.files(__package__)
+    table = load_prices(json.loads(package.joinpath("model_prices.json").read_text(encoding="utf-8")))
+    refreshed = json.loads(package.joinpath(LITELLM_FILE).read_text(encoding="utf-8"))
+    for model_id, row in refreshed.get("models", {}).items():
+        try:
+            table.setdefault(model_id.lower(), _price_from_row(model_id, row))
+        except ValueError:
+            continue  # a row without a usable price stays out
+    return table
 
 
 DEFAULT_PRICES: dict[str, Price] = _load_default_prices()
-"""Built-in prices: every model id and alias of ``model_prices.json`` plus the family prefixes."""
+"""Built-in prices: every model id and alias of ``model_prices.json`` with the family prefixes, plus
+every chat model of the LiteLLM refresh (``model_prices_litellm.json``) the curated table lacks."""
+
+
+def price_source() -> tuple[str, str]:
+    """(source, date) of the refreshed price data, e.g. ``("litellm 1.110.2", "2026-12-01")``."""
+    data = json.loads(resources.files(__package__).joinpath(LITELLM_FILE).read_text(encoding="utf-8"))
+    return str(data.get("source", "")), str(data.get("date", ""))
 
 
 def normalize_model_id(model: str) -> str:

@@ -1,6 +1,6 @@
-"""Model data refreshed from LiteLLM (``model-data.json``) and the context window of a model.
+"""Model data refreshed from LiteLLM (``model_prices_litellm.json``) and the context window of a model.
 
-``model-data.json`` is written by ``packaging/refresh_prices.py`` from a ``litellm`` wheel and ships
+``model_prices_litellm.json`` is written by ``packaging/refresh_prices.py`` from a ``litellm`` wheel and ships
 as package data; nothing reads ``litellm`` at run time. Each model has its rates in USD per million
 tokens and ``context``, its maximum number of input tokens.
 
@@ -9,7 +9,8 @@ module's candidate generator): case-insensitive, on the part after the last ``/`
 dated snapshot (``-`` and a digit), a tag (``@``/``:``), or a family prefix (``claude-sonnet-``...)
 standing for the family's newest model. For a family, when several newest models have different
 windows the smallest is used, so the meter errs towards warning early. Ids missing from
-``model-data.json`` fall back to the ``context`` field of the chat price table (``model_prices.json``).
+``model_prices_litellm.json`` fall back to the ``context`` field of the chat price table
+(``model_prices.json``).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ __all__ = [
     "context_table",
 ]
 
-DATA_FILE = "model-data.json"
+DATA_FILE = "model_prices_litellm.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +70,7 @@ def load_model_data(doc: Mapping[str, Any]) -> ModelData:
     """Build ``ModelData`` from the decoded file; rows with a missing or invalid rate are left out.
 
     Raises:
-        ValueError: The document is not shaped like ``model-data.json``.
+        ValueError: The document is not shaped like ``model_prices_litellm.json``.
     """
     models = doc.get("models")
     if not isinstance(models, Mapping):
@@ -91,8 +92,8 @@ def load_model_data(doc: Mapping[str, Any]) -> ModelData:
 
 @cache
 def model_data() -> ModelData:
-    """The shipped ``model-data.json`` (loaded once)."""
-    text = resources.files(__package__).joinpath(DATA_FILE).read_text(encoding="utf-8")
+    """The shipped ``model_prices_litellm.json`` (loaded once)."""
+    text = resources.files("desktop.core.chat").joinpath(DATA_FILE).read_text(encoding="utf-8")
     return load_model_data(json.loads(text))
 
 
