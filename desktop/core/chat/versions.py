@@ -321,8 +321,8 @@ def switch_fork(conv: Conversation, carrier_id: str, kind: ForkKind, k: int) -> 
 def version_controls(conv: Conversation) -> dict[str, VersionControl]:
     """Where the active path shows a ``‹ k/n ›`` switcher: ``{message id: control}``.
 
-    Edits show on their user message; answers on the first message after their user message,
-    or on the user message itself while the answer is empty and the user message has no edits.
+    Edits show on their user message; answers on the first assistant message of the answer, or
+    on the user message itself while the answer has none and the user message has no edits.
     """
     out: dict[str, VersionControl] = {}
     msgs = conv.messages
@@ -335,11 +335,19 @@ def version_controls(conv: Conversation) -> dict[str, VersionControl]:
         answer = _read(m, "answer")
         if answer is not None:
             control = VersionControl(m.id, "answer", answer[0] + 1, len(answer[1]) + 1)
-            if i + 1 < len(msgs) and msgs[i + 1].role != "user":
-                out[msgs[i + 1].id] = control
+            shown = next((x for x in _answer_of(msgs, i) if x.role == "assistant"), None)
+            if shown is not None:
+                out[shown.id] = control
             elif m.id not in out:
                 out[m.id] = control
     return out
+
+
+def _answer_of(msgs: Sequence[ChatMessage], user: int) -> Iterator[ChatMessage]:
+    for m in msgs[user + 1 :]:
+        if m.role == "user":
+            return
+        yield m
 
 
 def fork_prefix(conv: Conversation, message_id: str) -> list[ChatMessage]:
