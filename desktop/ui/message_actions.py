@@ -266,11 +266,6 @@ class MessageActions(QWidget):
             self.editor.setVisible(False)
             self.editing_changed.emit(False)
 
-    def is_editing(self) -> bool:
-        """True while the inline editor is open."""
-        parent = self.editor.parentWidget() if self.editor is not None else None
-        return self.editor is not None and parent is not None and self.editor.isVisibleTo(parent)
-
     def _on_sent(self, text: str) -> None:
         if self._busy:
             return

@@ -45,8 +45,9 @@ def fork_state(node: ChatNodeWidget, message_id: str) -> NodeState:
     are not copied: grants are the user's, per node.
     """
     state = new_node_state(f"{node.title} (fork)")
-    state.conversation = Conversation(id=new_id("c"), messages=fork_prefix(node.conversation, message_id),
-                                      created_at=now_ms())
+    state.conversation = Conversation(
+        id=new_id("c"), messages=fork_prefix(node.conversation, message_id), created_at=now_ms()
+    )
     state.provider = node.provider
     state.model = node.model
     state.system = node.system

@@ -27,8 +27,8 @@ The history cap measures a carrier with its records (the versions count towards 
 or drops it with its exchange, and a dropped carrier goes to the history archive with its
 records: a version is never dropped silently.
 
-A malformed record (a hand-edited or hostile file) is ignored for display and switching, and
-kept verbatim.
+A malformed record (a hand-edited or hostile file) is ignored for display, switching and cost and
+kept verbatim (moved to ``"<key>Unreadable"`` when a new record takes its place).
 """
 
 from __future__ import annotations
@@ -122,8 +122,14 @@ def _read(msg: ChatMessage, kind: ForkKind) -> tuple[int, list[_Tail]] | None:
 
 
 def _write(msg: ChatMessage, kind: ForkKind, active: int, others: list[_Tail]) -> None:
-    """Set (or, with no other versions, remove) the record; ``extra`` is replaced, never mutated."""
-    extra = {k: v for k, v in msg.extra.items() if k != _KEYS[kind]}
+    """Set (or, with no other versions, remove) the record; ``extra`` is replaced, never mutated.
+
+    A malformed record found there is not thrown away: it moves to ``"<key>Unreadable"``.
+    """
+    key = _KEYS[kind]
+    extra = {k: v for k, v in msg.extra.items() if k != key}
+    if key in msg.extra and _read(msg, kind) is None:
+        extra[f"{key}Unreadable"] = msg.extra[key]
     if others:
         extra[_KEYS[kind]] = {"active": active, "others": others}
     msg.extra = extra
