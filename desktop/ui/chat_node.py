@@ -551,7 +551,7 @@ class ChatNodeWidget(QWidget):
 
     def _command_context(self) -> CommandContext:
         return CommandContext(
-            messages=self._conv.messages,
+            messages=all_responses(self._conv),  # /cost counts every version, like the chip
             model=self.model_choice.model,
             default_model=self.model_choice.default_model(),
             system=self._system,

@@ -39,6 +39,7 @@ __all__ = ["MessageActions", "InlineEditor", "BUSY_TOOLTIP"]
 BUSY_TOOLTIP = "Not while a response is running: wait for it to end, or stop it"
 """The tooltip of the edit, regenerate and version buttons while the node is busy."""
 
+_SEND_TOOLTIP = "Send the edited message (Ctrl+Enter); the current version is kept"
 _TOOLTIPS = {
     "editButton": "Edit this message and send it again (the current version is kept)",
     "regenerateButton": "Get a new answer (this one is kept as a version)",
@@ -118,17 +119,24 @@ class InlineEditor(QFrame):
         self.cancel_button.clicked.connect(self.cancelled)
         self.send_button = QPushButton("Send", self)
         self.send_button.setObjectName("editSendButton")
-        self.send_button.setToolTip("Send the edited message (Ctrl+Enter); the current version is kept")
+        self._busy = False
         self.send_button.setAutoDefault(False)
         self.send_button.clicked.connect(self._send)
         row.addWidget(self.cancel_button)
         row.addWidget(self.send_button)
         lay.addLayout(row)
         self.text.textChanged.connect(self._update_send)
+        self._update_send()
         self.setVisible(False)
 
+    def set_busy(self, busy: bool) -> None:
+        """Refuse to send while the node runs (the Send button's tooltip says why)."""
+        self._busy = busy
+        self._update_send()
+
     def _update_send(self) -> None:
-        self.send_button.setEnabled(bool(self.text.toPlainText().strip()))
+        self.send_button.setEnabled(not self._busy and bool(self.text.toPlainText().strip()))
+        self.send_button.setToolTip(BUSY_TOOLTIP if self._busy else _SEND_TOOLTIP)
 
     def _send(self) -> None:
         text = self.text.toPlainText()
@@ -242,6 +250,8 @@ class MessageActions(QWidget):
         for button in (self.edit_button, self.regenerate_button):
             if button is not None:
                 button.setEnabled(not self._busy)
+        if self.editor is not None:
+            self.editor.set_busy(self._busy)
 
     def _go(self, k: int) -> None:
         if not self._busy and 1 <= k <= self._n and k != self._k:

@@ -141,6 +141,8 @@ def test_regenerate_gets_a_new_answer_and_counts_both(qtbot: Any, make_env: Any)
     click(qtbot, child(answer, QToolButton, "prevVersionButton"))
     assert texts(node) == ["q", "A1"]
     assert node.cost().usd == pytest.approx(2 * one)
+    node.submit("/cost")
+    assert "over 2 response(s)" in node.conversation.messages[-1].content  # /cost agrees with the chip
     md = node.export_markdown(include_versions=True)
     assert md.index("A1") < md.index("Other versions") < md.index("A2")
     assert "A2" not in node.export_markdown()
@@ -154,8 +156,11 @@ def test_busy_disables_edit_regenerate_and_switch_with_a_reason(qtbot: Any, make
     send(qtbot, env, "q")
     with qtbot.waitSignal(node.run_finished, timeout=10_000):
         click(qtbot, child(view_of(node, 1), QToolButton, "regenerateButton"))
+    child(view_of(node, 0), QToolButton, "editButton").click()  # an editor left open...
     node.submit("long one")
     qtbot.waitUntil(lambda: len(node.conversation.messages) == 4, timeout=5000)
+    send_edit = child(view_of(node, 0), QPushButton, "editSendButton")  # ...cannot send meanwhile
+    assert not send_edit.isEnabled() and send_edit.toolTip() == BUSY_TOOLTIP
     for index, name in ((0, "editButton"), (1, "regenerateButton"), (1, "prevVersionButton")):
         button = child(view_of(node, index), QToolButton, name)
         assert not button.isEnabled() and button.toolTip() == BUSY_TOOLTIP
