@@ -33,7 +33,7 @@ from desktop.core.chat.conversation import (
     apply_event,
     detect_slash_command,
 )
-from desktop.core.chat.cost import ConversationCost, Price, conversation_cost
+from desktop.core.chat.cost import ConversationCost, Price
 from desktop.core.chat.export import conversation_markdown, token_totals
 from desktop.core.chat.loop import ApprovalDecision
 from desktop.core.chat.runtime import ChatSendRequest, ChatSendResult
@@ -47,6 +47,7 @@ from desktop.core.chat.types import (
     ToolCallRequested,
     UsageReport,
 )
+from desktop.core.chat.versions import CostSplit, all_responses, cost_split, cost_split_text
 from desktop.core.project import NodeState, TrimInfo, apply_trim
 from desktop.core.settings import Settings, price_overrides_as_prices
 from desktop.core.usage import context_use
@@ -55,6 +56,7 @@ from desktop.ui.chat_input import ChatInput
 from desktop.ui.node_header import NodeHeader
 from desktop.ui.node_models import NodeModelChoice, spawn
 from desktop.ui.node_style import markdown_theme, node_colors, node_stylesheet
+from desktop.ui.node_versions import NodeVersions
 from desktop.ui.services import AppServices
 from desktop.ui.transcript import Transcript
 
@@ -82,12 +84,14 @@ class ChatNodeWidget(QWidget):
         cost_changed(): tokens or cost changed: the window updates its status bar total.
         title_changed(str): the user renamed the node.
         run_finished(str): a run ended with this ``Done`` reason (the window saves the project).
+        fork_requested(object): open this ``NodeState`` next to the node (a fork, see ``versions``).
     """
 
     changed = Signal()
     cost_changed = Signal()
     title_changed = Signal(str)
     run_finished = Signal(str)
+    fork_requested = Signal(object)
 
     def __init__(self, state: NodeState, services: AppServices, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -109,9 +113,14 @@ class ChatNodeWidget(QWidget):
         self._colors_key: object = None
         self._revision = 0  # bumped whenever the node's messages change (see _touch)
         self._cost_key: object = None
-        self._cost_value: ConversationCost | None = None
+        self._cost_value: CostSplit | None = None
 
         self._build_ui()
+        # Edit, regenerate, versions and fork (desktop.ui.node_versions, desktop.core.chat.versions).
+        self.versions = NodeVersions(self, send=self._start_send, replaced=self._on_replaced,
+                                     approve=self._approve)
+        self.versions.fork_requested.connect(self.fork_requested)
+        self.chat_input.edit_last_requested.connect(self.versions.edit_last)
         self._apply_style()
         self.model_choice.reload()
         self.transcript.set_conversation(self._conv)
@@ -258,13 +267,9 @@ class ChatNodeWidget(QWidget):
         )
 
     def apply_saved(self, info: TrimInfo) -> None:
-        """Take in what a project save trimmed from this node's history (the store never changes
-        the live conversation; the window hands each node its ``SaveResult.trimmed`` entry).
-
-        The archived messages leave the conversation and the store's note takes their place;
-        messages that arrived after the saved snapshot stay. Nothing happens when the trim was
-        already applied.
-        """
+        """Take in what a save trimmed (``SaveResult.trimmed``; the store never changes the live
+        conversation): archived messages leave, the store's note takes their place, messages newer
+        than the saved snapshot stay; a trim already applied changes nothing."""
         if self._closed or not apply_trim(self._conv, info):
             return
         self._touch()
@@ -272,16 +277,20 @@ class ChatNodeWidget(QWidget):
         self._update_chips()
 
     def cost(self) -> ConversationCost:
-        """The conversation's cost with the settings' price overrides.
+        """The cost of every response of every version, with the settings' price overrides.
 
         Cached until the messages (``revision``), the model or the price overrides change: the
         window asks every node for its cost whenever any node's cost changes (O(nodes^2) on opening).
         """
+        return self.cost_split().total
+
+    def cost_split(self) -> CostSplit:
+        """The cost split into this path and the other versions (cached like ``cost``)."""
         model = self.model_choice.pricing_model()
         overrides = self._price_overrides()
         key = (self._revision, model, self._overrides_key)
         if key != self._cost_key or self._cost_value is None:
-            self._cost_value = conversation_cost(self._conv.messages, model, overrides)
+            self._cost_value = cost_split(self._conv, model, overrides)
             self._cost_key = key
         return self._cost_value
 
@@ -305,15 +314,17 @@ class ChatNodeWidget(QWidget):
         self.transcript.clear_error()
         self._start_send()
 
-    def export_markdown(self) -> str:
-        """The conversation, archived history first, as a Markdown document."""
+    def export_markdown(self, *, include_versions: bool = False) -> str:
+        """The conversation, archived history first, as a Markdown document (the active path, and
+        with ``include_versions`` the other versions after it)."""
         archived: list[ChatMessage] = []
         if self._services.read_archive is not None:
             try:
                 archived = list(self._services.read_archive(self.node_id))
             except Exception as exc:  # noqa: BLE001 - an unreadable archive must not block export
                 log.warning("could not read the history archive of %s: %s", self.node_id, exc)
-        return conversation_markdown(self._title, [*archived, *self._conv.messages], archived=len(archived))
+        return conversation_markdown(self._title, [*archived, *self._conv.messages], archived=len(archived),
+                                     include_versions=include_versions)
 
     def shutdown(self) -> None:
         """Stop the run, cancel the node's tasks and disconnect from the bridge."""
@@ -337,6 +348,14 @@ class ChatNodeWidget(QWidget):
     def _touch(self) -> None:
         """The messages changed: bump ``revision`` so cached totals are recomputed."""
         self._revision += 1
+
+    def _on_replaced(self) -> None:
+        """An edit, regenerate or version switch replaced the messages: show the new path."""
+        self._touch()
+        self.transcript.clear_error()
+        self.transcript.set_conversation(self._conv)
+        self._update_chips()
+        self.changed.emit()
 
     # ------------------------------------------------------------------------------------------
     # Sending
@@ -411,6 +430,7 @@ class ChatNodeWidget(QWidget):
         style = self.send_button.style()
         style.unpolish(self.send_button)
         style.polish(self.send_button)
+        self.versions.refresh()
 
     # ------------------------------------------------------------------------------------------
     # Events
@@ -491,7 +511,10 @@ class ChatNodeWidget(QWidget):
         return message_meta(msg, self.model_choice.pricing_model(), self._price_overrides())
 
     def _update_chips(self) -> None:
-        self.header.show_totals(token_totals(self._conv.messages), self.cost())
+        split = self.cost_split()
+        self.header.show_totals(token_totals(all_responses(self._conv)), split.total)
+        if text := cost_split_text(split):
+            self.cost_chip.setToolTip(f"{self.cost_chip.toolTip()}\n{text}")
         self.header.show_context(context_use(self._conv.messages, self.model_choice.pricing_model()))
         self.cost_changed.emit()
 
@@ -526,7 +549,7 @@ class ChatNodeWidget(QWidget):
 
     def _command_context(self) -> CommandContext:
         return CommandContext(
-            messages=self._conv.messages,
+            messages=all_responses(self._conv),  # /cost counts every version, like the chip
             model=self.model_choice.model,
             default_model=self.model_choice.default_model(),
             system=self._system,

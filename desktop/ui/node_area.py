@@ -188,6 +188,7 @@ class NodeArea(QObject):
         node.cost_changed.connect(self.cost_changed)
         node.title_changed.connect(lambda title, s=sub: s.setWindowTitle(title or "Chat"))
         node.run_finished.connect(lambda _reason: self.run_finished.emit())
+        node.fork_requested.connect(lambda fork, source=node: self.open_fork(source, fork))
         sub.show()
         if self.is_tabbed():
             sub.showMaximized()
@@ -197,6 +198,23 @@ class NodeArea(QObject):
         self.nodes_changed.emit()
         if fresh:
             self.changed.emit()
+        return node
+
+    def open_fork(self, source: ChatNodeWidget, state: NodeState) -> ChatNodeWidget:
+        """Open a fork of ``source`` (``ChatNodeWidget.fork_requested``) next to it and activate it.
+
+        Beside it on the right when that fits in the area, else one cascade step down and right.
+        """
+        src = self._normal_geometry.get(source.node_id)
+        if src is None:
+            return self.add_node(state, place=True)
+        area = self.mdi.viewport().size()
+        rect = QRect(src.right() + 13, src.y(), src.width(), src.height())
+        if rect.right() > area.width():
+            rect = QRect(src.x() + 28, src.y() + 28, src.width(), src.height())
+        state.x, state.y, state.width, state.height = rect.x(), rect.y(), rect.width(), rect.height()
+        node = self.add_node(state)
+        self.changed.emit()
         return node
 
     def _node_icon(self) -> QIcon:
