@@ -49,8 +49,9 @@ from desktop.core.chat.types import (
 )
 from desktop.core.chat.versions import CostSplit, all_responses, cost_split, cost_split_text
 from desktop.core.project import NodeState, TrimInfo, apply_trim
-from desktop.core.settings import Settings, price_overrides_as_prices
+from desktop.core.settings import Settings
 from desktop.core.usage import context_use
+from desktop.ui.budget_card import BudgetCard
 from desktop.ui.cards import CardDecision
 from desktop.ui.chat_input import ChatInput
 from desktop.ui.node_header import NodeHeader
@@ -108,8 +109,6 @@ class ChatNodeWidget(QWidget):
         self._send_task: asyncio.Task[None] | None = None
         self._usage_dirty = False
         self._closed = False
-        self._overrides_key: object = None
-        self._overrides: dict[str, Price] = {}
         self._colors_key: object = None
         self._revision = 0  # bumped whenever the node's messages change (see _touch)
         self._cost_key: object = None
@@ -156,6 +155,11 @@ class ChatNodeWidget(QWidget):
         self.transcript.rendered.connect(self._on_rendered)
         root.addWidget(self.transcript, 1)
 
+        self.budget_card = BudgetCard(self._services.budget_check, self)
+        self.budget_card.send_anyway.connect(self._on_send_clicked)
+        if self._services.open_budget_settings is not None:
+            self.budget_card.open_settings.connect(self._services.open_budget_settings)
+        root.addWidget(self.budget_card)
         bar = QFrame(self)
         bar.setObjectName("inputBar")
         bl = QHBoxLayout(bar)
@@ -288,7 +292,7 @@ class ChatNodeWidget(QWidget):
         """The cost split into this path and the other versions (cached like ``cost``)."""
         model = self.model_choice.pricing_model()
         overrides = self._price_overrides()
-        key = (self._revision, model, self._overrides_key)
+        key = (self._revision, model, self._services.overrides_version)
         if key != self._cost_key or self._cost_value is None:
             self._cost_value = cost_split(self._conv, model, overrides)
             self._cost_key = key
@@ -380,7 +384,7 @@ class ChatNodeWidget(QWidget):
         if command is not None:
             self._apply_command(run_command(command, self._command_context()))
             return True
-        if self.is_busy():
+        if self.is_busy() or not self.budget_card.allows_send():
             return False
         append_message(self._conv, "user", text)
         self._touch()
@@ -496,16 +500,7 @@ class ChatNodeWidget(QWidget):
         return self._services.settings()
 
     def _price_overrides(self) -> dict[str, Price]:
-        settings = self._settings()
-        key = (id(settings), repr(settings.price_overrides))
-        if key != self._overrides_key:
-            self._overrides_key = key
-            try:
-                self._overrides = price_overrides_as_prices(settings)
-            except Exception as exc:  # noqa: BLE001 - bad overrides must not break the node
-                log.warning("ignoring price overrides: %s", exc)
-                self._overrides = {}
-        return self._overrides
+        return self._services.price_overrides()
 
     def _meta_text(self, msg: ChatMessage) -> str:
         return message_meta(msg, self.model_choice.pricing_model(), self._price_overrides())

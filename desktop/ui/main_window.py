@@ -18,14 +18,20 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShowEvent
-from PySide6.QtWidgets import QMainWindow, QMdiArea, QMdiSubWindow, QMessageBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QMainWindow, QMdiArea, QMdiSubWindow, QVBoxLayout, QWidget
 
 from desktop.ui.banner import Banner, BannerArea, BannerKind
 from desktop.ui.error_reporter import ErrorReporter
 from desktop.ui.node_area import NodeArea
 from desktop.ui.project_controller import AUTOSAVE_DELAY_MS, ProjectController
 from desktop.ui.session_chip import show_session, sum_costs
-from desktop.ui.window_chrome import build_status_bar, build_toolbar, fill_menu_bar, make_action
+from desktop.ui.window_chrome import (
+    build_status_bar,
+    build_toolbar,
+    fill_menu_bar,
+    make_action,
+    show_about_box,
+)
 
 if TYPE_CHECKING:
     import asyncio
@@ -98,6 +104,7 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
         self.projects = ProjectController(self, self.banner_area, self.node_area, lambda: self.context)
         self.projects.opened.connect(self._on_project_opened)
+        self.projects.open_budget_settings = self._open_budget_settings
         self.projects.saved.connect(self.saved)
         self.node_area.cost_changed.connect(self._update_cost)
         self.node_area.nodes_changed.connect(self._update_cost)
@@ -494,6 +501,14 @@ class MainWindow(QMainWindow):
         dialog.open()
         return dialog
 
+    def _open_budget_settings(self, scope: str) -> None:
+        if scope == "project":
+            self.open_project_budget()
+        else:
+            dialog = self.open_settings()
+            dialog.tabs.setCurrentWidget(dialog.general_page)
+            dialog.budget_spin.setFocus()
+
     def open_project_budget(self) -> ProjectBudgetDialog | None:
         """Edit the open project's monthly budget (non-modal); returns the dialog."""
         from desktop.ui.budget_dialog import ProjectBudgetDialog
@@ -532,22 +547,7 @@ class MainWindow(QMainWindow):
 
     def show_about(self) -> None:
         """A non-modal About box."""
-        from PySide6.QtCore import Qt
-
-        from desktop import __version__
-
-        box = QMessageBox(self)
-        box.setWindowTitle("About Chat Nodes")
-        box.setIconPixmap(self.windowIcon().pixmap(64, 64))
-        box.setText(f"<b>Chat Nodes</b> {__version__}")
-        box.setInformativeText(
-            "A desktop client for OpenAI-compatible and Anthropic models: several chats side by side, "
-            "tool calls you approve, token and cost accounting, history per project folder.<br><br>"
-            "Python, Qt (PySide6) and asyncio. No Electron."
-        )
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
-        box.setModal(False)
-        box.show()
+        show_about_box(self)
 
     # ------------------------------------------------------------------------------------------
     # Shutdown

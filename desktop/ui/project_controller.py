@@ -63,6 +63,9 @@ class ProjectController(QObject):
         self._area = area
         self._context = context
         self.store: ProjectStore | None = None
+        self.open_budget_settings: Callable[[str], object] = lambda _scope: None
+        """Shows where a budget is set (``app``: Settings → General; ``project``: the project's
+        budget dialog); the window sets it."""
         self._extra: dict[str, Any] = {}
         self.autosave = QTimer(self)
         self.autosave.setSingleShot(True)
@@ -133,6 +136,8 @@ class ProjectController(QObject):
             list_models=context.list_models,
             archive=archive,
             read_archive=store.read_archive,
+            budget_check=lambda: context.budget_check(self.monthly_budget),
+            open_budget_settings=lambda scope: self.open_budget_settings(scope),
         )
         self._extra = dict(project.extra)
         for name in ("projectCorruptBanner", "projectReadOnlyBanner", "projectRequestsBanner",

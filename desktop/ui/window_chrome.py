@@ -109,3 +109,24 @@ def build_status_bar(window: QMainWindow) -> StatusLabels:
                     "\"≥\" when some model has no known price)")
     status.addPermanentWidget(cost)
     return StatusLabels(project=project, provider=provider, cost=cost)
+
+
+def show_about_box(window: QMainWindow) -> None:
+    """A non-modal About box over ``window``."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QMessageBox
+
+    from desktop import __version__
+
+    box = QMessageBox(window)
+    box.setWindowTitle("About Chat Nodes")
+    box.setIconPixmap(window.windowIcon().pixmap(64, 64))
+    box.setText(f"<b>Chat Nodes</b> {__version__}")
+    box.setInformativeText(
+        "A desktop client for OpenAI-compatible and Anthropic models: several chats side by side, "
+        "tool calls you approve, token and cost accounting, history per project folder.<br><br>"
+        "Python, Qt (PySide6) and asyncio. No Electron."
+    )
+    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
+    box.setModal(False)
+    box.show()

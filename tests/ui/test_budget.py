@@ -7,7 +7,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtWidgets import QDoubleSpinBox, QLabel
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDoubleSpinBox, QFrame, QLabel, QPlainTextEdit, QPushButton
 from test_app_support import fake_provider_entry, write_settings
 
 from desktop.core.usage import UsageRecord, append_record
@@ -21,6 +22,10 @@ def _spent(config: Path, project: Path, usd: float) -> None:
         ts=int(time.time() * 1000), project=str(project.resolve()), node="n", node_title="t", provider="p",
         model="m", input=1, output=1, cache_read=0, cache_write=0, reasoning=0, usd=usd, estimated=False,
         saved_usd=0.0))
+
+
+def _sends(fake: FakeProvider) -> int:
+    return sum(1 for r in fake.requests if r.method == "POST")  # chat requests, not model listings
 
 
 def _budget(config: Path, usd: float) -> None:
@@ -72,3 +77,53 @@ def test_the_project_budget_dialog_writes_project_json(qtbot: Any, open_window: 
     again.accept()
     assert "budget" not in json.loads((project / "project.json").read_text(encoding="utf-8"))
     assert chip.property("budget") == "ok"
+
+
+def test_a_spent_budget_holds_the_send_until_send_anyway(qtbot: Any, open_window: Any, fake: FakeProvider,
+                                                         tmp_path: Path) -> None:
+    project, config = tmp_path / "p", tmp_path / "c"
+    write_settings(config, fake_provider_entry(fake), default="fake", model="gpt-4o-mini")
+    _budget(config, 5.0)
+    _spent(config, tmp_path / "elsewhere", 5.0)
+    window = open_window(project, config)
+    node = window.nodes()[0]
+    box = node.findChild(QPlainTextEdit, "chatInput")
+    box.setPlainText("an expensive question")
+    qtbot.keyClick(box, Qt.Key.Key_Return)
+    card = node.findChild(QFrame, "budgetCard")
+    assert card.isVisible()
+    assert "$5.00 of the $5.00 app-wide monthly budget" in card.findChild(QLabel, "budgetText").text()
+    assert box.toPlainText() == "an expensive question"  # nothing lost, nothing sent
+    assert _sends(fake) == 0 and node.conversation.messages == []
+    fake.script(Turn(text="answered anyway"))
+    with qtbot.waitSignal(node.run_finished, timeout=10_000):
+        qtbot.mouseClick(card.findChild(QPushButton, "sendAnywayButton"), Qt.MouseButton.LeftButton)
+    assert not card.isVisible() and box.toPlainText() == ""
+    assert [m.content for m in node.conversation.messages] == ["an expensive question", "answered anyway"]
+    box.setPlainText("and another")
+    qtbot.keyClick(box, Qt.Key.Key_Return)  # "Send anyway" was for one message only
+    assert card.isVisible() and _sends(fake) == 1
+    qtbot.mouseClick(card.findChild(QPushButton, "budgetSettingsButton"), Qt.MouseButton.LeftButton)
+    dialog = window.settings_dialog
+    assert dialog is not None and dialog.tabs.currentWidget() is dialog.general_page
+    dialog.budget_spin.setValue(50.0)
+    dialog.accept()
+    qtbot.keyClick(box, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: _sends(fake) == 2, timeout=10_000)  # under budget again: it goes out
+    assert not card.isVisible()
+
+
+def test_the_held_send_survives_a_restart(qtbot: Any, open_window: Any, fake: FakeProvider,
+                                          tmp_path: Path) -> None:
+    from test_app_support import close_window
+
+    project, config = tmp_path / "p", tmp_path / "c"
+    write_settings(config, fake_provider_entry(fake), default="fake", model="gpt-4o-mini")
+    _budget(config, 1.0)
+    _spent(config, project, 2.0)
+    close_window(qtbot, open_window(project, config))
+    window = open_window(project, config)  # the ledger is the source: a restart resets nothing
+    node = window.nodes()[0]
+    node.submit("still over")
+    assert node.findChild(QFrame, "budgetCard").isVisible() and _sends(fake) == 0
+    assert window.findChild(QLabel, "sessionCostLabel").property("budget") == "over"
