@@ -22,11 +22,10 @@ from typing import Any, cast
 
 from .chat.conversation import (
     Conversation,
+    conversation_from_dict,
     conversation_to_json,
     create_conversation,
-    message_from_dict,
     new_id,
-    now_ms,
 )
 from .text import repair_surrogates
 
@@ -167,47 +166,6 @@ def _opt_str(data: dict[str, Any], key: str, where: str, problems: list[str]) ->
         problems.append(f"{where}.{key}: must be a string or null")
         return None
     return value
-
-
-def _type_name(value: object) -> str:
-    if value is None:
-        return "null"
-    names = {dict: "object", list: "array", str: "string", bool: "boolean"}
-    return names.get(type(value), type(value).__name__)
-
-
-def conversation_from_dict(data: object) -> Conversation:
-    """Build a conversation from its parsed JSON object (v2, or the original app's v1).
-
-    The dict-level twin of ``deserialize_conversation`` (no JSON text in between). v1
-    (``{"v": 1, "messages": [...]}``) gets a fresh id and ``createdAt``.
-
-    Raises:
-        TypeError: Not an object, a missing or unknown ``v``, ``messages`` not an array, or a
-            malformed message (the message names the field and the message index).
-    """
-    if not isinstance(data, dict):
-        raise TypeError(f"conversation must be a JSON object, got {_type_name(data)}")
-    if "v" not in data:
-        raise TypeError("conversation has no version field 'v'")
-    version = data.get("v")
-    if isinstance(version, bool) or version not in (1, 2):
-        raise TypeError(f"unknown conversation format version v={version!r} (supported: 1, 2)")
-    raw_messages = data.get("messages")
-    if not isinstance(raw_messages, list):
-        raise TypeError(f"conversation 'messages' must be an array, got {_type_name(raw_messages)}")
-    messages = [message_from_dict(m, i) for i, m in enumerate(raw_messages)]
-    if version == 1:
-        return Conversation(id=new_id("c"), messages=messages, created_at=now_ms())
-    conv_id = data.get("id")
-    if not isinstance(conv_id, str) or not conv_id:
-        raise TypeError(f"conversation 'id' must be a non-empty string, got {conv_id!r}")
-    created_at = data.get("createdAt")
-    if isinstance(created_at, float) and created_at.is_integer():
-        created_at = int(created_at)
-    if not isinstance(created_at, int) or isinstance(created_at, bool):
-        raise TypeError(f"conversation 'createdAt' must be an integer, got {data.get('createdAt')!r}")
-    return Conversation(id=conv_id, messages=messages, created_at=created_at)
 
 
 def _conversation_from(value: object) -> Conversation:
