@@ -91,7 +91,7 @@ def test_ui_and_process_benchmarks_in_a_child(tmp_path: Path) -> None:
     out = tmp_path / "smoke.json"
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks", "--smoke", "--only", "node_stream,open_nodes,cold_start",
+        [sys.executable, "-m", "benchmarks", "--smoke", "--only", "node_stream,interactive,open_nodes,cold_start",
          "--json", str(out)],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False,
     )
@@ -99,8 +99,10 @@ def test_ui_and_process_benchmarks_in_a_child(tmp_path: Path) -> None:
     payload = json.loads(out.read_text(encoding="utf-8"))
     assert payload["errors"] == []
     keys = [r["key"] for r in payload["rows"]]
-    assert keys == ["node.stream", "stall.p99", "stall.max", "open.node", "open.project_load",
-                    "open.project_store", "open.project_rss", "start.cold"]
+    assert keys == ["node.stream", "node.render_once", "node.stream_plain", "stall.p99", "stall.max",
+                    "stall.plain.p99", "stall.plain.max", "typing.p99", "scroll.p99", "open.node",
+                    "open.node_short", "open.project_load", "open.project_store", "open.project_rss",
+                    "start.process", "start.first_paint"]
     for row in payload["rows"]:
         assert row["ours"] and all(v > 0 for v in row["ours"])
     assert "| # | figure |" in proc.stdout
