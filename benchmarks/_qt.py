@@ -15,11 +15,10 @@ from typing import Any, TypeVar
 import httpx
 import PySide6  # noqa: F401  (the binding is imported before qasync so qasync picks PySide6)
 import qasync
-from PySide6.QtCore import QEvent, QMessageLogContext, QObject, Qt, QtMsgType, QTimer, qInstallMessageHandler
+from PySide6.QtCore import QEvent, QMessageLogContext, QObject, Qt, QTimer, QtMsgType, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication, QMainWindow, QMdiArea, QWidget
 
 from benchmarks.corpus import openai_stream_body, sentinel, split_deltas, stream_answer
-
 from desktop.core.chat.runtime import ChatRuntime, ChatRuntimeDeps, create_chat_runtime
 from desktop.core.project import NodeState, new_node_state
 from desktop.core.providers import driver_for
@@ -32,8 +31,8 @@ from desktop.ui.services import AppServices
 log = logging.getLogger(__name__)
 
 __all__ = ["app_and_loop", "run_on_loop", "BenchServices", "PaintWatch", "Stream", "markdown_stream",
-           "plain_stream", "shown_text", "Heartbeat", "tiled_window", "wait_finished", "wait_shown", "dispose",
-           "HEARTBEAT_MS"]
+           "plain_stream", "shown_text", "Heartbeat", "tiled_window", "wait_finished", "wait_shown",
+           "dispose", "HEARTBEAT_MS"]
 
 T = TypeVar("T")
 MODEL = "fake-fast"

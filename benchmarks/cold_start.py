@@ -19,8 +19,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks._harness import Budget, Row, Settings, paired

@@ -115,7 +115,8 @@ class _Writer:
             if self.words_since_link >= _LINK_WORDS and i < n - 1:
                 self.words_since_link = 0
                 slug = "-".join(self._word() for _ in range(2))
-                out.append(f"[{self._word()} {self._word()}](https://docs.example.com/{slug}#{rng.randint(1, 99)})")
+                url = f"https://docs.example.com/{slug}#{rng.randint(1, 99)}"
+                out.append(f"[{self._word()} {self._word()}]({url})")
         text = " ".join(out)
         return text[:1].upper() + text[1:] + rng.choice((".", ".", ".", ":", "?", "!"))
 
@@ -176,7 +177,8 @@ class _Writer:
         inner = [self.paragraph(self.rng.randint(1, 3))]
         if self.rng.random() < 0.7:
             inner.append(self.bullet_list())
-        return "\n>\n".join("\n".join("> " + ln if ln else ">" for ln in block.split("\n")) for block in inner)
+        quoted = ["\n".join("> " + ln if ln else ">" for ln in block.split("\n")) for block in inner]
+        return "\n>\n".join(quoted)
 
     def cjk(self) -> str:
         rng = self.rng
@@ -199,7 +201,8 @@ class _Writer:
             return f"```{lang}\n{_CODE[lang](rng, 5)}\n```"
         if kind == "table":
             return (f"| Name | Value | Note |\n|---|---:|:---|\n| `a \\| b` | {rng.randint(1, 999):,} | "
-                    f"{self.sentence(2)} |\n| **{self._word()}** | {rng.randint(1, 999)} | {rng.choice(_EMOJI)} |")
+                    f"{self.sentence(2)} |\n| **{self._word()}** | {rng.randint(1, 999)} | "
+                    f"{rng.choice(_EMOJI)} |")
         if kind == "quote":
             return f"> {self.sentence(6)}\n>\n> - {self.sentence(3)}\n>   - {self.sentence(3)}"
         if kind == "cjk":
@@ -358,7 +361,7 @@ def corpus_stats(text: str) -> dict[str, int]:
     lines = text.split("\n")
     fences = [i for i, ln in enumerate(lines) if ln.startswith("```")]
     code_lines = sum(b - a - 1 for a, b in zip(fences[::2], fences[1::2], strict=False))
-    in_code = set()
+    in_code: set[int] = set()
     for a, b in zip(fences[::2], fences[1::2], strict=False):
         in_code.update(range(a, b + 1))
     prose = [ln for i, ln in enumerate(lines) if i not in in_code]

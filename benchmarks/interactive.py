@@ -28,8 +28,16 @@ from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QApplication, QWidget
 
 from benchmarks._harness import Budget, Row, Settings, median, percentile
-from benchmarks._qt import BenchServices, PaintWatch, dispose, markdown_stream, run_on_loop, tiled_window, \
-    wait_finished, wait_shown
+from benchmarks._qt import (
+    BenchServices,
+    PaintWatch,
+    dispose,
+    markdown_stream,
+    run_on_loop,
+    tiled_window,
+    wait_finished,
+    wait_shown,
+)
 from benchmarks.corpus import make_markdown_messages
 from desktop.core.chat.conversation import Conversation
 from desktop.core.project import NodeState
@@ -167,7 +175,8 @@ def scroll_run(bench: BenchServices, n_messages: int) -> tuple[list[float], int]
             step(-max(1, bar.pageStep()))
             stuck = stuck + 1 if (bar.value(), unloaded()) == before else 0
             if stuck > 20:
-                raise RuntimeError(f"scrolling up is stuck at {bar.value()} with {unloaded()} messages unbuilt")
+                raise RuntimeError(f"scrolling up is stuck at {bar.value()} with {unloaded()} messages "
+                                   "unbuilt")
         while len(frames) < MAX_SCROLL_STEPS and bar.value() < bar.maximum():
             step(max(1, bar.pageStep()))
         return frames, len(frames)

@@ -209,18 +209,21 @@ def run(settings: Settings) -> list[Row]:
         shape = corpus_stats(md.text)
         md_budget = Budget("max", limit, f"≤ driver + 1.5 × render-once = {limit:,.0f} ms")
         note = (f"the corpus answer: {shape['bytes'] / 1000:.0f} KB, {shape['headings']} headings, "
-                f"{shape['code_blocks']} code blocks ({shape['code_lines']} lines), {shape['tables']} tables, "
+                f"{shape['code_blocks']} code blocks ({shape['code_lines']} lines), "
+                f"{shape['tables']} tables, "
                 f"{shape['list_items']} list items, {shape['links']} links, {shape['non_ascii']} non-ASCII "
                 f"characters; render-once {median(once_ms):,.0f} ms (median).")
         rows = [
-            Row("node.stream", f"{n:,} Markdown-rich deltas streamed into one chat node, until the last block "
-                "is shown", "ms", node_ms, "driver alone, same stream and loop", driver_ms, md_budget, note),
+            Row("node.stream", f"{n:,} Markdown-rich deltas streamed into one chat node, until the last "
+                "block is shown", "ms", node_ms, "driver alone, same stream and loop", driver_ms, md_budget,
+                note),
             Row("node.render_once", "render the finished answer once (same renderer, node's width), "
                 "to painted", "ms", once_ms),
         ]
         p_node, p_driver = paired(lambda: node_stream_ms(bench, plain), lambda: driver_only_ms(bench, plain),
                                   settings.runs, warmup=settings.warmup)
-        rows.append(Row("node.stream_plain", f"{n:,} plain-text deltas (\"tok \", extra row) into one chat node",
+        rows.append(Row("node.stream_plain",
+                        f"{n:,} plain-text deltas (\"tok \", extra row) into one chat node",
                         "ms", p_node, "driver alone, same stream and loop", p_driver, Budget.ratio(1.3)))
         stall_md = md if settings.stall_events == n else markdown_stream(settings.stall_events)
         stall_plain = plain if settings.stall_events == n else plain_stream(settings.stall_events)

@@ -26,9 +26,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchmarks._data import make_messages
-from benchmarks.corpus import make_markdown_messages
 from benchmarks._harness import Budget, Row, Settings, paired, timed
 from benchmarks.cold_start import REPO, TIMEOUT_S, child_env
+from benchmarks.corpus import make_markdown_messages
 from desktop.core.chat.conversation import Conversation
 from desktop.core.project import NodeState, Project, ProjectStore
 
@@ -87,7 +87,7 @@ def write_project(folder: Path, nodes: int, messages: int) -> int:
 
 def open_project_child(project: Path, config: Path) -> dict[str, float]:
     """In a fresh process: open ``project`` in the app's main window; ms to first paint and RSS (MB)."""
-    import psutil
+    import psutil  # type: ignore[import-untyped]
     import qasync
     from PySide6.QtCore import QEvent, QObject, QTimer
     from PySide6.QtWidgets import QApplication
@@ -123,10 +123,15 @@ def open_project_child(project: Path, config: Path) -> dict[str, float]:
         out["nodes"] = float(len(getattr(window, "nodes", lambda: [])()))
         await asyncio.sleep(0.05)
         out["rss_mb"] = psutil.Process().memory_info().rss / 2**20
-        closed = asyncio.get_running_loop().create_future()
+        closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def on_closed() -> None:
+            if not closed.done():
+                closed.set_result(None)
+
         signal = getattr(window, "closed", None)
         if signal is not None:
-            signal.connect(lambda: closed.done() or closed.set_result(None))
+            signal.connect(on_closed)
         else:
             closed.set_result(None)
         QTimer.singleShot(0, window.close)

@@ -91,7 +91,8 @@ def test_ui_and_process_benchmarks_in_a_child(tmp_path: Path) -> None:
     out = tmp_path / "smoke.json"
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks", "--smoke", "--only", "node_stream,interactive,open_nodes,cold_start",
+        [sys.executable, "-m", "benchmarks", "--smoke", "--only",
+         "node_stream,interactive,open_nodes,cold_start",
          "--json", str(out)],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False,
     )
