@@ -8,8 +8,9 @@ horizontal rules, CJK paragraphs and emoji (including ZWJ sequences, skin-tone m
 combining accents, so deltas split grapheme clusters).
 
 * :func:`make_answer` builds one answer of about ``target_chars`` characters from a seed; the first
-  blocks of every answer are one of each kind, so even a tiny answer exercises every construct, and
-  every answer ends with the :func:`sentinel` line, which the benchmarks look for in the rendered text.
+  blocks of every answer are one of each kind, so even a small answer (≥ 1.4 KB) exercises every
+  construct, and every answer ends with the :func:`sentinel` line, which the benchmarks look for in
+  the rendered text.
 * :func:`stream_answer` is the answer streamed by the node benchmarks: ``n`` deltas ≈ ``7 × n`` bytes.
 * :func:`split_deltas` cuts a text into exactly ``n`` deltas of 1–8 characters, like a token stream:
   cuts fall inside words, inside Markdown syntax (```` ``` ````, ``**``, ``|``) and between the code
@@ -115,8 +116,8 @@ class _Writer:
             if self.words_since_link >= _LINK_WORDS and i < n - 1:
                 self.words_since_link = 0
                 slug = "-".join(self._word() for _ in range(2))
-                url = f"https://docs.example.com/{slug}#{rng.randint(1, 99)}"
-                out.append(f"[{self._word()} {self._word()}]({url})")
+                label = f"{self._word()} {self._word()}"
+                out.append(f"[{label}](https://docs.example.com/{slug}#{rng.randint(1, 99)})")
         text = " ".join(out)
         return text[:1].upper() + text[1:] + rng.choice((".", ".", ".", ":", "?", "!"))
 
@@ -224,10 +225,10 @@ _KIND_WEIGHTS = {"heading": 10, "paragraph": 34, "list": 16, "code": 14, "table"
 def make_answer(seed: int, target_chars: int) -> str:
     """One Markdown answer of about ``target_chars`` characters (a little more, never much less).
 
-    Every answer starts with one small block of each kind of :data:`BLOCK_KINDS` (about 1 KB in all,
-    whatever the target), then draws blocks at random; a drawn block that would overshoot the target
-    by more than 10 % is replaced by a paragraph that fills the rest. The last line is
-    :func:`sentinel` (``seed``).
+    Every answer starts with small blocks of each kind of :data:`BLOCK_KINDS` in turn (about 1.2 KB
+    for all of them; a shorter answer has the first few), then draws blocks at random; a drawn block
+    that would overshoot the target by more than 10 % is replaced by a paragraph that fills the rest.
+    The last line is :func:`sentinel` (``seed``).
     """
     rng = random.Random(seed)
     writer = _Writer(rng)
