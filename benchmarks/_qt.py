@@ -212,7 +212,7 @@ class Stream:
         """Whether ``shown`` (a message's plain text) is the completely rendered answer."""
         if self.kind == "plain":
             return shown.count("tok") == self.deltas
-        return self.marker in shown[-200:]
+        return self.marker in shown[-2_000:]
 
     def received(self, text: str) -> bool:
         """Whether ``text`` (what a driver delivered) is the whole answer."""
@@ -265,7 +265,7 @@ async def wait_shown(nodes: list[ChatNodeWidget], stream: Stream, timeout_s: flo
         if time.perf_counter() > deadline:
             tail = shown_text(pending[0])[-120:]
             raise RuntimeError(f"{len(pending)} node(s) do not show the whole answer; one ends with {tail!r}")
-        await asyncio.sleep(0.001)
+        await asyncio.sleep(0.004)  # each check reads every node's text: not too often
 
 
 class Heartbeat:

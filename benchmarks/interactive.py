@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import random
 import time
@@ -106,8 +107,6 @@ class Typist(QObject):
 
 def typing_run(bench: BenchServices, n: int, count: int, *, streaming: bool = True) -> list[float]:
     """One run: type into the first of ``count`` tiled nodes while they stream (or idle); latencies."""
-    import asyncio
-
     window, nodes = tiled_window(bench, count)
     edit = nodes[0].chat_input
     window.activateWindow()
