@@ -103,3 +103,15 @@ def test_markdown_messages_alternate_and_are_fresh_objects() -> None:
     assert all(corpus_stats(t)["headings"] >= 1 for t in answers)
     assert sum(corpus_stats(t)["code_blocks"] >= 1 for t in answers) >= len(answers) // 2
     assert all(m.usage is not None and m.model for m in first if m.role == "assistant")
+
+
+def test_the_2000_message_node_has_the_documented_shape() -> None:
+    answers = [m.content for m in make_markdown_messages(2_000) if m.role == "assistant"]
+    totals: dict[str, int] = {}
+    for text in answers:
+        for key, value in corpus_stats(text).items():
+            totals[key] = totals.get(key, 0) + value
+    assert len(answers) == 1_000
+    assert (min(map(len, answers)), max(map(len, answers)), totals["chars"]) == (318, 2_498, 1_366_113)
+    assert (totals["headings"], totals["code_blocks"], totals["code_lines"], totals["tables"]) == \
+        (1_235, 1_056, 5_869, 968)
