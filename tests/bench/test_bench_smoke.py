@@ -50,7 +50,16 @@ def test_statistics_helpers() -> None:
     assert percentile(list(map(float, range(101))), 99) == pytest.approx(99.0)
     assert percentile([], 99) == 0.0
     calls: list[str] = []
-    a, b = paired(lambda: calls.append("a") or 1.0, lambda: calls.append("b") or 2.0, 3, warmup=1)
+
+    def ours() -> float:
+        calls.append("a")
+        return 1.0
+
+    def base() -> float:
+        calls.append("b")
+        return 2.0
+
+    a, b = paired(ours, base, 3, warmup=1)
     assert a == [1.0] * 3 and b == [2.0] * 3
     assert calls == ["a", "b", "a", "b", "b", "a", "a", "b"]  # warm-up, then alternating order
 
