@@ -25,10 +25,16 @@ $(STAMP_TEST): pyproject.toml | $(PY)
 $(STAMP_BENCH): pyproject.toml $(STAMP_TEST)
 	touch $@
 
+# On Linux, first check the system libraries of Qt's xcb platform plugin: when some are missing it
+# prints the one `apt-get install` command naming them and stops (instead of Qt's abort).
+QT_LIBS_CHECK := $(PY) packaging/check_qt_libs.py
+
 run: $(STAMP_RUN)
+	@$(QT_LIBS_CHECK)
 	$(PY) -m desktop $(ARGS)
 
 demo: $(STAMP_RUN)
+	@$(QT_LIBS_CHECK)
 	$(PY) -m desktop --demo $(ARGS)
 
 lint: $(STAMP_TEST)

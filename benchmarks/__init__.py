@@ -4,9 +4,12 @@ Each module measures one budget of docs/DESIGN.md §7 against a baseline measure
 returns :class:`~benchmarks._harness.Row` objects; :func:`run_suite` runs the selected modules and
 :func:`report` renders the one results table (with the machine it ran on) as Markdown.
 
-Modules: ``drivers`` (our drivers vs the official SDKs), ``node_stream`` (streaming into a chat
-node, UI stall with 8 streaming nodes), ``open_nodes`` (opening big nodes, project RSS),
-``cold_start`` (app start vs a bare PySide6 window), ``cap`` (the history cap vs a naive one).
+Modules: ``drivers`` (our drivers vs the official SDKs), ``node_stream`` (streaming Markdown-rich and
+plain answers into a chat node, render-once, UI stall with 8 streaming nodes), ``interactive``
+(typing latency while 8 nodes stream, scrolling a 2,000-message node), ``open_nodes`` (opening big
+nodes, project RSS), ``cold_start`` (the whole app start-up process vs a bare PySide6 window's),
+``cap`` (the history cap vs a naive one). ``corpus`` generates the Markdown-rich answers and their
+token-like deltas that the streaming and opening rows use.
 """
 
 from benchmarks._harness import Budget, Row, Settings, format_table

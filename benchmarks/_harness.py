@@ -27,9 +27,9 @@ class Settings:
     Attributes:
         runs: Measured runs per figure (after one untimed warm-up where it matters).
         events: Deltas per streamed response (driver and node benchmarks).
-        stall_nodes: Nodes streaming at once in the UI-stall benchmark.
-        stall_events: Deltas per node in the UI-stall benchmark.
-        open_messages: Messages of the single node opened to first paint.
+        stall_nodes: Nodes streaming at once in the UI-stall and typing benchmarks.
+        stall_events: Deltas per node in the UI-stall and typing benchmarks.
+        open_messages: Messages of the single node opened to first paint (and scrolled through).
         project_nodes: Nodes of the project opened for the memory figure.
         project_messages: Messages per node of that project.
         cap_messages: Messages capped by the cap benchmark (the linearity row doubles it).

@@ -15,21 +15,24 @@ from typing import Any, TypeVar
 import httpx
 import PySide6  # noqa: F401  (the binding is imported before qasync so qasync picks PySide6)
 import qasync
-from PySide6.QtCore import QEvent, QMessageLogContext, QObject, QtMsgType, qInstallMessageHandler
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtCore import QEvent, QMessageLogContext, QObject, Qt, QTimer, QtMsgType, qInstallMessageHandler
+from PySide6.QtWidgets import QApplication, QMainWindow, QMdiArea, QWidget
 
+from benchmarks.corpus import openai_stream_body, sentinel, split_deltas, stream_answer
 from desktop.core.chat.runtime import ChatRuntime, ChatRuntimeDeps, create_chat_runtime
-from desktop.core.project import NodeState
+from desktop.core.project import NodeState, new_node_state
 from desktop.core.providers import driver_for
 from desktop.core.settings import ProviderSettings, Settings, resolve_provider
-from desktop.testing import FakeProvider
+from desktop.testing import FakeProvider, Turn
 from desktop.ui.bridge import RuntimeBridge
 from desktop.ui.chat_node import ChatNodeWidget
 from desktop.ui.services import AppServices
 
 log = logging.getLogger(__name__)
 
-__all__ = ["app_and_loop", "run_on_loop", "BenchServices", "PaintWatch"]
+__all__ = ["app_and_loop", "run_on_loop", "BenchServices", "PaintWatch", "Stream", "markdown_stream",
+           "plain_stream", "shown_text", "Heartbeat", "tiled_window", "wait_finished", "wait_shown",
+           "dispose", "HEARTBEAT_MS"]
 
 T = TypeVar("T")
 MODEL = "fake-fast"
@@ -178,3 +181,134 @@ class PaintWatch(QObject):
         while self.painted_at is None and time.perf_counter() < deadline:
             await asyncio.sleep(0)
         return self.painted_at
+
+
+# ----------------------------------------------------------------------------------------------
+# Scripted answers, streaming nodes and the heartbeat (shared by node_stream and interactive)
+
+HEARTBEAT_MS = 5
+CORPUS_SEED = 11
+
+
+@dataclass(frozen=True)
+class Stream:
+    """One scripted answer: its text, how many deltas carry it, the turn that serves it.
+
+    Attributes:
+        kind: ``markdown`` (the corpus) or ``plain`` (``"tok tok …"``, the extra rows).
+        text: The whole answer.
+        deltas: How many text deltas the stream carries.
+        turn: The ``FakeProvider`` turn (bytes rendered ahead: serving costs nothing per run).
+        marker: Text the node shows once the answer is completely rendered.
+    """
+
+    kind: str
+    text: str
+    deltas: int
+    turn: Turn
+    marker: str
+
+    def complete(self, shown: str) -> bool:
+        """Whether ``shown`` (a message's plain text) is the completely rendered answer."""
+        if self.kind == "plain":
+            return shown.count("tok") == self.deltas
+        return self.marker in shown[-2_000:]
+
+    def received(self, text: str) -> bool:
+        """Whether ``text`` (what a driver delivered) is the whole answer."""
+        return text == self.text
+
+
+def markdown_stream(n: int) -> Stream:
+    """The corpus answer (``benchmarks.corpus.stream_answer``) in ``n`` token-like deltas."""
+    text = stream_answer(n, CORPUS_SEED)
+    body = openai_stream_body(split_deltas(text, n), model=MODEL)
+    return Stream("markdown", text, n, Turn(text=text, raw_body=body, model=MODEL), sentinel(CORPUS_SEED))
+
+
+def plain_stream(n: int) -> Stream:
+    """``n`` deltas of ``"tok "`` (one paragraph, no Markdown): the plain-text extra rows."""
+    turn = FakeProvider.fast_turn(n, model=MODEL)
+    return Stream("plain", turn.text, n, turn, "tok")
+
+
+def shown_text(node: ChatNodeWidget) -> str:
+    """The plain text of the node's newest message widget."""
+    views = node.transcript.views()
+    return views[-1].toPlainText() if views else ""
+
+
+async def wait_finished(nodes: list[ChatNodeWidget], timeout_s: float = 300.0) -> list[str]:
+    """Submit a prompt to every node; the stop reasons once every run finished."""
+    loop = asyncio.get_running_loop()
+    futures: list[asyncio.Future[str]] = []
+    for node in nodes:
+        fut: asyncio.Future[str] = loop.create_future()
+        node.run_finished.connect(lambda reason, f=fut: f.done() or f.set_result(reason))
+        futures.append(fut)
+        node.submit("Say many words.")
+    async with asyncio.timeout(timeout_s):
+        return list(await asyncio.gather(*futures))
+
+
+async def wait_shown(nodes: list[ChatNodeWidget], stream: Stream, timeout_s: float = 60.0) -> None:
+    """Yield to Qt until every node shows the whole answer (its last block rendered).
+
+    Raises:
+        RuntimeError: A node did not show the whole answer within ``timeout_s``.
+    """
+    deadline = time.perf_counter() + timeout_s
+    while True:
+        pending = [n for n in nodes if not stream.complete(shown_text(n))]
+        if not pending:
+            return
+        if time.perf_counter() > deadline:
+            tail = shown_text(pending[0])[-120:]
+            raise RuntimeError(f"{len(pending)} node(s) do not show the whole answer; one ends with {tail!r}")
+        await asyncio.sleep(0.004)  # each check reads every node's text: not too often
+
+
+class Heartbeat:
+    """A precise timer ticking every ``HEARTBEAT_MS``; ``gaps`` holds the ms between ticks."""
+
+    def __init__(self) -> None:
+        self.gaps: list[float] = []
+        self._last: float | None = None
+        self._timer = QTimer()
+        self._timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self._timer.setInterval(HEARTBEAT_MS)
+        self._timer.timeout.connect(self._tick)
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        if self._last is not None:
+            self.gaps.append((now - self._last) * 1000.0)
+        self._last = now
+
+    def start(self) -> None:
+        """Forget earlier gaps and start ticking."""
+        self.gaps.clear()
+        self._last = None
+        self._timer.start()
+
+    def stop(self) -> list[float]:
+        """Stop ticking; the gaps recorded since ``start``."""
+        self._timer.stop()
+        return list(self.gaps)
+
+
+def tiled_window(bench: BenchServices, count: int) -> tuple[QMainWindow, list[ChatNodeWidget]]:
+    """A 1600×1000 window with ``count`` fresh nodes tiled in a ``QMdiArea``, shown and painted."""
+    window = QMainWindow()
+    area = QMdiArea(window)
+    window.setCentralWidget(area)
+    window.resize(1600, 1000)
+    nodes = []
+    for i in range(count):
+        node = bench.node(new_node_state(f"Node {i + 1}"))
+        area.addSubWindow(node).show()
+        nodes.append(node)
+    area.tileSubWindows()
+    window.show()
+    QApplication.processEvents()
+    return window, nodes

@@ -22,9 +22,16 @@ __all__ = ["BENCHMARKS", "run_suite", "machine_info", "report", "write_report", 
 BENCHMARKS: dict[str, str] = {
     "drivers": "benchmarks.drivers",
     "node_stream": "benchmarks.node_stream",
+    "interactive": "benchmarks.interactive",
     "open_nodes": "benchmarks.open_nodes",
     "cold_start": "benchmarks.cold_start",
     "cap": "benchmarks.cap",
+    # ---- LEDGER HOOK (issue 11; the lead plugs it in at merge) ---------------------------------
+    # ``benchmarks/ledger.py`` (written by another helper) builds a 100,000-line usage ledger and
+    # times a month's totals (DESIGN.md §7: ≤ 200 ms). Once it exists with ``run(settings) ->
+    # list[Row]``, uncomment the next line and add its row keys to tests/bench/test_bench_smoke.py.
+    # "ledger": "benchmarks.ledger",
+    # ---------------------------------------------------------------------------------------------
 }
 
 

@@ -1,12 +1,14 @@
-"""Budget: cold start to first paint ≤ 1.5× a bare PySide6 window.
+"""Budget: the whole ``python -m desktop --smoke-test`` process ≤ 2.0× the whole bare-window process.
 
 Both sides are fresh processes of the same interpreter: ``python -m desktop --smoke-test`` with a
-fresh config folder and a fresh project folder each run, and ``benchmarks/bare_window.py``
-(QApplication + QMainWindow shown, quit after the first paint). The figure is the wall time from
-spawning the process to the moment it reports its first paint on stderr, so interpreter start-up
-and every import count on both sides. The OS keyring is replaced by keyring's ``fail`` backend in
-the child (the benchmark must never touch real keys; the app then runs session-only, as on a
-desktop without a keyring).
+fresh config folder and a fresh project folder each run (it exits once its first node accepts input),
+and ``benchmarks/bare_window.py`` (QApplication + QMainWindow shown, quit after the first paint). The
+figure is the wall time from spawning the process until it has exited (status 0), so interpreter
+start-up, every import, building the window and node, and shutting down count on both sides. The same
+spawn also gives the time until each process reports its first paint on stderr (an extra, budget-less
+row: the app's first paint is an empty shell, not a usable window). The OS keyring is replaced by
+keyring's ``fail`` backend in the child (the benchmark must never touch real keys; the app then runs
+session-only, as on a desktop without a keyring).
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks._harness import Budget, Row, Settings, paired
 
 log = logging.getLogger(__name__)
 
-__all__ = ["run", "first_paint_ms", "app_ms", "bare_ms", "REPO"]
+__all__ = ["run", "spawn_ms", "first_paint_ms", "app_ms", "bare_ms", "REPO", "Spawn"]
 
 REPO = Path(__file__).resolve().parent.parent
 BARE_SCRIPT = Path(__file__).resolve().parent / "bare_window.py"
@@ -41,8 +44,16 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def first_paint_ms(argv: Sequence[str], marker: str) -> float:
-    """Spawn ``argv``; milliseconds until a stderr line containing ``marker``; the process must exit 0.
+@dataclass(frozen=True)
+class Spawn:
+    """One child process: ms from spawn to its first-paint line, and to its exit."""
+
+    first_paint_ms: float
+    exit_ms: float
+
+
+def spawn_ms(argv: Sequence[str], marker: str) -> Spawn:
+    """Spawn ``argv``; ms until a stderr line containing ``marker`` and until exit (status 0 required).
 
     Raises:
         RuntimeError: The marker never came, or the process failed.
@@ -60,6 +71,7 @@ def first_paint_ms(argv: Sequence[str], marker: str) -> float:
             else:
                 tail = [*tail[-20:], line.rstrip()]
         code = proc.wait(TIMEOUT_S)
+        exited = (time.perf_counter() - start) * 1000.0
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -69,25 +81,48 @@ def first_paint_ms(argv: Sequence[str], marker: str) -> float:
     if seen is None or code != 0:
         raise RuntimeError(f"{argv[1:]} exited {code} (first paint seen: {seen is not None}):\n"
                            + "\n".join(tail))
-    return seen
+    return Spawn(seen, exited)
 
 
-def app_ms() -> float:
-    """One cold start of the app (fresh config and project folders) to its first paint."""
+def first_paint_ms(argv: Sequence[str], marker: str) -> float:
+    """Spawn ``argv``; milliseconds until a stderr line containing ``marker`` (see :func:`spawn_ms`)."""
+    return spawn_ms(argv, marker).first_paint_ms
+
+
+def app_ms() -> Spawn:
+    """One whole ``--smoke-test`` process of the app (fresh config and project folders)."""
     with tempfile.TemporaryDirectory(prefix="chatnodes-bench-") as tmp:
         root = Path(tmp)
         argv = [sys.executable, "-m", "desktop", "--smoke-test", "--config-dir", str(root / "config"),
                 str(root / "project")]
-        return first_paint_ms(argv, "first paint")
+        return spawn_ms(argv, "first paint")
 
 
-def bare_ms() -> float:
-    """One cold start of the bare PySide6 window to its first paint."""
-    return first_paint_ms([sys.executable, str(BARE_SCRIPT)], "bare: first paint")
+def bare_ms() -> Spawn:
+    """One whole bare PySide6 window process."""
+    return spawn_ms([sys.executable, str(BARE_SCRIPT)], "bare: first paint")
 
 
 def run(settings: Settings) -> list[Row]:
-    """App cold start vs the bare window, alternating."""
-    ours, bare = paired(app_ms, bare_ms, settings.runs, warmup=settings.warmup)
-    return [Row("start.cold", "cold start to first paint: python -m desktop --smoke-test", "ms", ours,
-                "bare PySide6 window", bare, Budget.ratio(1.5))]
+    """The whole app process vs the whole bare-window process, alternating; first paints as extra row."""
+    apps: list[Spawn] = []
+    bares: list[Spawn] = []
+
+    def ours() -> float:
+        apps.append(app_ms())
+        return apps[-1].exit_ms
+
+    def bare() -> float:
+        bares.append(bare_ms())
+        return bares[-1].exit_ms
+
+    ours_ms, bare_exit = paired(ours, bare, settings.runs, warmup=settings.warmup)
+    apps, bares = apps[-settings.runs:], bares[-settings.runs:]
+    return [
+        Row("start.process", "start-up: whole python -m desktop --smoke-test process (spawn → exit, exits "
+            "once a node accepts input)", "ms", ours_ms, "whole bare PySide6 window process", bare_exit,
+            Budget.ratio(2.0)),
+        Row("start.first_paint", "of which spawn → first paint (extra row; an empty shell, not usable)", "ms",
+            [a.first_paint_ms for a in apps], "bare window: spawn → first paint",
+            [b.first_paint_ms for b in bares]),
+    ]

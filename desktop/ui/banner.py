@@ -6,12 +6,22 @@ import logging
 from collections.abc import Callable
 from typing import Literal
 
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QObject, QTimer, Signal
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QMdiArea,
+    QPushButton,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Banner", "BannerKind", "BannerArea"]
+__all__ = ["Banner", "BannerKind", "BannerArea", "KeepNodesFilled"]
 
 BannerKind = Literal["info", "warning", "error"]
 
@@ -138,3 +148,54 @@ class BannerArea(QWidget):
             self.setVisible(bool(self.banners()))
         except RuntimeError:  # being destroyed
             pass
+
+
+class KeepNodesFilled(QObject):
+    """Sub-windows of an MDI area that reach its bottom edge keep reaching it when the area's height
+    changes because banners above it appear or are dismissed.
+
+    Without it a node whose geometry was saved with the welcome banner shown leaves an empty strip
+    under it once the banner is dismissed, and one saved without it has its message input pushed
+    below the window's edge while the banner shows. A sub-window that touched the old bottom edge
+    follows the new one; one that sticks out below the edge by no more than the banners' height is
+    shortened to fit. Tiled sub-windows are re-tiled by Qt itself (they already reach the new edge);
+    maximized and minimized ones are left alone.
+    """
+
+    def __init__(self, mdi: QMdiArea, banners: BannerArea) -> None:
+        super().__init__(mdi)
+        self._mdi = mdi
+        self._banners = banners
+        height = mdi.viewport().height()
+        self._pending: tuple[int, int] | None = (height, height)
+        QTimer.singleShot(0, self._refit)  # a node already cut by the banner (laid out before this)
+        mdi.viewport().installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt API
+        if event.type() == QEvent.Type.Resize and isinstance(event, QResizeEvent):
+            old, new = event.oldSize().height(), event.size().height()
+            if old > 0 and new > 0 and old != new:
+                first_old = self._pending[0] if self._pending is not None else old
+                if self._pending is None:
+                    QTimer.singleShot(0, self._refit)
+                self._pending = (first_old, new)
+        return False
+
+    def _refit(self) -> None:
+        if self._pending is None:
+            return
+        old, new = self._pending
+        self._pending = None
+        slack = max(self._banners.height(), self._banners.sizeHint().height()) + 8
+        for sub in self._mdi.subWindowList():
+            if sub.isMaximized() or sub.isMinimized() or sub.isHidden():
+                continue
+            geo = sub.geometry()
+            bottom = geo.bottom() + 1
+            touching = abs(bottom - old) <= 2
+            cut = new < bottom <= new + slack
+            if geo.top() >= new or not (touching or cut):
+                continue  # placed there by the user
+            height = max(new - geo.top(), sub.minimumSizeHint().height())
+            if height != geo.height():
+                sub.resize(geo.width(), height)

@@ -20,7 +20,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShowEvent
 from PySide6.QtWidgets import QMainWindow, QMdiArea, QMdiSubWindow, QVBoxLayout, QWidget
 
-from desktop.ui.banner import Banner, BannerArea, BannerKind
+from desktop.ui.banner import Banner, BannerArea, BannerKind, KeepNodesFilled
 from desktop.ui.error_reporter import ErrorReporter
 from desktop.ui.node_area import NodeArea
 from desktop.ui.project_controller import AUTOSAVE_DELAY_MS, ProjectController
@@ -404,6 +404,9 @@ class MainWindow(QMainWindow):
         banner.add_action("Open Settings", self.open_settings, object_name="openSettingsButton")
         if self.context.demo_offer is not None:
             banner.add_action("Try the offline demo", self.try_demo, object_name="tryDemoButton")
+        banner.dismissed.connect(self._focus_message_input)
+        if getattr(self, "_keep_filled", None) is None:  # the node keeps filling the area as the banner goes
+            self._keep_filled = KeepNodesFilled(self.mdi, self.banner_area)
         try:
             self.probe_task = self._hold(self._probe_local_servers())
         except RuntimeError:  # no running loop (should not happen in the app)
@@ -477,6 +480,14 @@ class MainWindow(QMainWindow):
                 demo_state = dataclasses.replace(state, provider=offer.provider_id, model=offer.model)
                 self.node_area.replace_node(node, demo_state)
             self.schedule_save()
+        if switch_to_demo:
+            self._focus_message_input()
+
+    def _focus_message_input(self) -> None:
+        """Put the keyboard focus in the active (else the first) node's message input."""
+        node = self.active_node() or next(iter(self.nodes()), None)
+        if node is not None:
+            node.chat_input.setFocus()
         self._update_title()
 
     # ------------------------------------------------------------------------------------------

@@ -50,7 +50,16 @@ def test_statistics_helpers() -> None:
     assert percentile(list(map(float, range(101))), 99) == pytest.approx(99.0)
     assert percentile([], 99) == 0.0
     calls: list[str] = []
-    a, b = paired(lambda: calls.append("a") or 1.0, lambda: calls.append("b") or 2.0, 3, warmup=1)
+
+    def ours() -> float:
+        calls.append("a")
+        return 1.0
+
+    def base() -> float:
+        calls.append("b")
+        return 2.0
+
+    a, b = paired(ours, base, 3, warmup=1)
     assert a == [1.0] * 3 and b == [2.0] * 3
     assert calls == ["a", "b", "a", "b", "b", "a", "a", "b"]  # warm-up, then alternating order
 
@@ -91,7 +100,8 @@ def test_ui_and_process_benchmarks_in_a_child(tmp_path: Path) -> None:
     out = tmp_path / "smoke.json"
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks", "--smoke", "--only", "node_stream,open_nodes,cold_start",
+        [sys.executable, "-m", "benchmarks", "--smoke", "--only",
+         "node_stream,interactive,open_nodes,cold_start",
          "--json", str(out)],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False,
     )
@@ -99,8 +109,10 @@ def test_ui_and_process_benchmarks_in_a_child(tmp_path: Path) -> None:
     payload = json.loads(out.read_text(encoding="utf-8"))
     assert payload["errors"] == []
     keys = [r["key"] for r in payload["rows"]]
-    assert keys == ["node.stream", "stall.p99", "stall.max", "open.node", "open.project_load",
-                    "open.project_store", "open.project_rss", "start.cold"]
+    assert keys == ["node.stream", "node.render_once", "node.stream_plain", "stall.p99", "stall.max",
+                    "stall.plain.p99", "stall.plain.max", "typing.p99", "scroll.p99", "open.node",
+                    "open.node_short", "open.project_load", "open.project_store", "open.project_rss",
+                    "start.process", "start.first_paint"]
     for row in payload["rows"]:
         assert row["ours"] and all(v > 0 for v in row["ours"])
     assert "| # | figure |" in proc.stdout
