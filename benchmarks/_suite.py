@@ -26,12 +26,8 @@ BENCHMARKS: dict[str, str] = {
     "open_nodes": "benchmarks.open_nodes",
     "cold_start": "benchmarks.cold_start",
     "cap": "benchmarks.cap",
-    # ---- LEDGER HOOK (issue 11; the lead plugs it in at merge) ---------------------------------
-    # ``benchmarks/ledger.py`` (written by another helper) builds a 100,000-line usage ledger and
-    # times a month's totals (DESIGN.md §7: ≤ 200 ms). Once it exists with ``run(settings) ->
-    # list[Row]``, uncomment the next line and add its row keys to tests/bench/test_bench_smoke.py.
-    # "ledger": "benchmarks.ledger",
-    # ---------------------------------------------------------------------------------------------
+    # A month's totals from a 100,000-line usage ledger (DESIGN.md §7: ≤ 200 ms).
+    "ledger": "benchmarks.ledger",
 }
 
 

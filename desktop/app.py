@@ -309,15 +309,14 @@ def main(argv: Sequence[str] | None = None, *, started_at: float | None = None) 
         key_source.append(context.recent_keys)
         wire_window(window, context)
         window.open_project(folder)
-        if args.smoke_test:
-            await _finish_smoke_test(window, watcher, t0)
+        ready = await _finish_smoke_test(window, watcher, t0) if args.smoke_test else True
         await closed
         if project_dir is None and args.demo:
             shutil.rmtree(folder, ignore_errors=True)
         if watcher.first_paint_ms is None:
             print("chatnodes: the window did not paint within 30 s", file=sys.stderr, flush=True)
             return 1
-        return 0
+        return 0 if ready else 1
 
     def loop_factory() -> asyncio.AbstractEventLoop:
         loop: asyncio.AbstractEventLoop = qasync.QEventLoop(app)
@@ -331,19 +330,39 @@ def main(argv: Sequence[str] | None = None, *, started_at: float | None = None) 
     return code
 
 
-async def _finish_smoke_test(window: MainWindow, watcher: _FirstPaintWatcher, t0: float) -> None:
-    """--smoke-test: once painted and wired (nodes open, one more frame), report and close."""
+async def _finish_smoke_test(window: MainWindow, watcher: _FirstPaintWatcher, t0: float) -> bool:
+    """--smoke-test: once a node accepts input, report and close; False when none did within 30 s.
+
+    A node accepts input when the window has painted and a node's message input is enabled, visible
+    and the window's focus widget (where the first key goes), and has been painted since.
+    """
     import asyncio
 
+    def accepting_input() -> bool:
+        if watcher.first_paint_ms is None:
+            return False
+        node = window.active_node() or next(iter(window.nodes()), None)
+        if node is None:
+            return False
+        edit = node.chat_input
+        if not (edit.isEnabled() and edit.isVisible()):
+            return False
+        return window.focusWidget() is edit
+
     deadline = time.perf_counter() + 30.0
-    while watcher.first_paint_ms is None and time.perf_counter() < deadline:
-        await asyncio.sleep(0.01)
+    while not accepting_input() and time.perf_counter() < deadline:
+        await asyncio.sleep(0.005)
+    ready = accepting_input()
     window.repaint()
     await asyncio.sleep(0)
     ready_ms = (time.perf_counter() - t0) * 1000.0
-    print(f"chatnodes: ready with {len(window.nodes())} node(s) after {ready_ms:.1f} ms "
-          f"(ready_ms={ready_ms:.1f})", file=sys.stderr, flush=True)
+    if ready:
+        print(f"chatnodes: ready with {len(window.nodes())} node(s) after {ready_ms:.1f} ms "
+              f"(ready_ms={ready_ms:.1f})", file=sys.stderr, flush=True)
+    else:
+        print("chatnodes: no node accepted input within 30 s", file=sys.stderr, flush=True)
     window.close()
+    return ready
 
 
 def _demo_project_dir() -> Path:

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QMainWindow, QMdiArea, QMdiSubWindow, QVBoxLayout,
 
 from desktop.ui.banner import Banner, BannerArea, BannerKind, KeepNodesFilled
 from desktop.ui.error_reporter import ErrorReporter
+from desktop.ui.money_dialogs import MoneyDialogs
 from desktop.ui.node_area import NodeArea
 from desktop.ui.project_controller import AUTOSAVE_DELAY_MS, ProjectController
 from desktop.ui.session_chip import show_session, sum_costs
@@ -41,11 +42,9 @@ if TYPE_CHECKING:
     from desktop.core.chat.cost import ConversationCost
     from desktop.core.project import NodeState, Project, ProjectStore
     from desktop.core.usage import BudgetCheck
-    from desktop.ui.budget_dialog import ProjectBudgetDialog
     from desktop.ui.chat_node import ChatNodeWidget
     from desktop.ui.context import AppContext
     from desktop.ui.settings_dialog import SettingsDialog
-    from desktop.ui.usage_dialog import UsageDialog
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +87,6 @@ class MainWindow(QMainWindow):
         self._error_reporter: ErrorReporter | None = None
         self.probe_task: asyncio.Task[Any] | None = None
         self.settings_dialog: SettingsDialog | None = None
-        self.usage_dialog: UsageDialog | None = None
 
         self._build_actions()
         central = QWidget(self)
@@ -104,7 +102,9 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
         self.projects = ProjectController(self, self.banner_area, self.node_area, lambda: self.context)
         self.projects.opened.connect(self._on_project_opened)
-        self.projects.open_budget_settings = self._open_budget_settings
+        self.money = MoneyDialogs(self, lambda: self.context, self.projects, self._update_cost,
+                                  self.open_settings)
+        self.projects.open_budget_settings = self.money.open_budget_settings
         self.projects.saved.connect(self.saved)
         self.node_area.cost_changed.connect(self._update_cost)
         self.node_area.nodes_changed.connect(self._update_cost)
@@ -173,7 +173,7 @@ class MainWindow(QMainWindow):
         self.act_export = action("Export conversation…", self._export_dialog, shortcut="Ctrl+E",
                                  name="exportAction", tip="Save the active conversation as Markdown")
         self.act_export.setIconText("Export")
-        self.act_project_budget = action("Project budget…", self.open_project_budget,
+        self.act_project_budget = action("Project budget…", lambda: self.money.open_project_budget(),
                                          name="projectBudgetAction", tip="This project's monthly budget")
         self.act_settings = action("Settings…", self.open_settings, shortcut="Ctrl+,",
                                    name="settingsAction", tip="Providers, keys, prices and limits")
@@ -193,7 +193,7 @@ class MainWindow(QMainWindow):
         self.act_tabbed.setCheckable(True)
         self.act_tabbed.setToolTip("Show one node at a time, with tabs")
         self.act_tabbed.toggled.connect(self.set_tabbed)
-        self.act_usage = action("Usage…", self.open_usage, name="usageAction",
+        self.act_usage = action("Usage…", lambda: self.money.open_usage(), name="usageAction",
                                 tip="Spending by day, model, node and project, from the usage ledger")
         self.act_about = action("About Chat Nodes", self.show_about, name="aboutAction")
         self.act_about.setMenuRole(QAction.MenuRole.AboutRole)
@@ -510,50 +510,6 @@ class MainWindow(QMainWindow):
         dialog.destroyed.connect(lambda *_: setattr(self, "settings_dialog", None))
         self.settings_dialog = dialog
         dialog.open()
-        return dialog
-
-    def _open_budget_settings(self, scope: str) -> None:
-        if scope == "project":
-            self.open_project_budget()
-        else:
-            dialog = self.open_settings()
-            dialog.tabs.setCurrentWidget(dialog.general_page)
-            dialog.budget_spin.setFocus()
-
-    def open_project_budget(self) -> ProjectBudgetDialog | None:
-        """Edit the open project's monthly budget (non-modal); returns the dialog."""
-        from desktop.ui.budget_dialog import ProjectBudgetDialog
-
-        folder = self.project_dir
-        if folder is None or self._context is None:
-            return None
-
-        def apply(limit: float | None) -> None:
-            self.projects.set_monthly_budget(limit)
-            self._update_cost()
-
-        spent = self._context.tally.totals(folder).usd
-        dialog = ProjectBudgetDialog(folder.name, self.projects.monthly_budget, spent, apply, parent=self)
-        dialog.open()
-        return dialog
-
-    def open_usage(self) -> UsageDialog:
-        """Open the usage dashboard (non-modal; one at a time); returns it."""
-        from PySide6.QtCore import Qt
-
-        from desktop.core.usage import ledger_path
-        from desktop.ui.usage_dialog import UsageDialog
-
-        existing = self.usage_dialog
-        if existing is not None and existing.isVisible():
-            existing.raise_()
-            existing.activateWindow()
-            return existing
-        dialog = UsageDialog(ledger_path(self.context.config_dir), parent=self)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
-        dialog.destroyed.connect(lambda *_: setattr(self, "usage_dialog", None))
-        self.usage_dialog = dialog
-        dialog.show()
         return dialog
 
     def show_about(self) -> None:

@@ -371,7 +371,11 @@ class NodeArea(QObject):
             self.on_subwindow_geometry(sub)
 
     def activate_first(self) -> None:
-        """Make the first sub-window the active one."""
+        """Make the first sub-window the active one, the keyboard focus in its message input (not
+        in its title field, where a newcomer's first keys would rename the node)."""
         subs = self.mdi.subWindowList()
         if subs:
             self.mdi.setActiveSubWindow(subs[0])
+            widget = subs[0].widget()
+            if widget is not None:
+                widget.setFocus()  # the node's focus proxy is its message input

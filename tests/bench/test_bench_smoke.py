@@ -74,10 +74,10 @@ def test_naive_cap_agrees_with_split_for_cap() -> None:
         assert [m.id for m in naive_cap(messages, cap)] == [m.id for m in kept]
 
 
-def test_drivers_and_cap_in_process() -> None:
-    rows, errors = run_suite(Settings.tiny(), ["drivers", "cap"])
+def test_drivers_cap_and_ledger_in_process() -> None:
+    rows, errors = run_suite(Settings.tiny(), ["drivers", "cap", "ledger"])
     assert errors == []
-    _check_rows(rows, ["drivers.openai", "drivers.anthropic", "cap.10k", "cap.linear"])
+    _check_rows(rows, ["drivers.openai", "drivers.anthropic", "cap.10k", "cap.linear", "ledger.month"])
 
 
 def test_report_file_keeps_text_outside_the_markers(tmp_path: Path) -> None:

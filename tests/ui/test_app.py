@@ -152,3 +152,10 @@ def test_the_screenshot_tool_renders_every_image(tmp_path: Path) -> None:
     for name in names:
         assert (tmp_path / name).read_bytes().startswith(b"\x89PNG")
     assert "Traceback" not in result.stderr
+
+
+def test_a_new_window_puts_the_keyboard_focus_in_the_message_input(qtbot: Any, open_window: Any,
+                                                                   tmp_path: Path) -> None:
+    window = open_window(tmp_path / "p", tmp_path / "c")
+    node = window.nodes()[0]
+    assert window.focusWidget() is node.chat_input  # not the title field: first keys type a message

@@ -60,7 +60,7 @@ def test_the_project_budget_dialog_writes_project_json(qtbot: Any, open_window: 
     project, config = tmp_path / "p", tmp_path / "c"
     window = open_window(project, config)
     _spent(config, project, 4.5)
-    dialog = window.open_project_budget()
+    dialog = window.money.open_project_budget()
     assert dialog is not None and dialog.objectName() == "projectBudgetDialog"
     assert "$4.50" in dialog.findChild(QLabel, "projectSpentLabel").text()
     dialog.findChild(QDoubleSpinBox, "projectBudgetSpin").setValue(5.0)
@@ -70,7 +70,7 @@ def test_the_project_budget_dialog_writes_project_json(qtbot: Any, open_window: 
     chip = window.findChild(QLabel, "sessionCostLabel")
     assert chip.property("budget") == "warn" and "90% of budget" in chip.text()
     assert "monthly budget of this project" in chip.toolTip()
-    again = window.open_project_budget()
+    again = window.money.open_project_budget()
     assert again is not None
     assert again.findChild(QDoubleSpinBox, "projectBudgetSpin").value() == 5.0
     again.findChild(QDoubleSpinBox, "projectBudgetSpin").setValue(0.0)  # "No budget"

@@ -320,10 +320,10 @@ def test_view_usage_opens_the_dashboard_on_the_ledger(qtbot: Any, open_window: A
     action = window.findChild(QAction, "usageAction")
     assert action is not None
     action.trigger()
-    dialog = window.usage_dialog
+    dialog = window.money.usage_dialog
     assert dialog is not None and dialog.objectName() == "usageDialog"
     qtbot.waitExposed(dialog)
     assert dialog.findChild(QLabel, "monthTotal").text() == "$0.0210"
     action.trigger()  # a second trigger raises the same dialog
-    assert window.usage_dialog is dialog
+    assert window.money.usage_dialog is dialog
     dialog.close()
