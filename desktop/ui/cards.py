@@ -350,8 +350,13 @@ class PermissionCard(QFrame):
             self.server_button = QPushButton("Always allow this server in this node", self)
             self.server_button.setObjectName("alwaysAllowServerButton")
             self.server_button.setAutoDefault(False)
-            self.server_button.clicked.connect(lambda _c=False: (support.allow_server(info.server),
-                                                                 self._decide("approve")))
+            server = info.server
+
+            def allow_server(_checked: bool = False) -> None:
+                support.allow_server(server)  # the user's grant (config dir), then this call runs
+                self._decide("approve")
+
+            self.server_button.clicked.connect(allow_server)
             row.addWidget(self.server_button)
         row.addStretch(1)
         lay.addLayout(row)

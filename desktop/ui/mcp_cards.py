@@ -101,8 +101,8 @@ class McpDetails(QFrame):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
         title = f" ({info.title})" if info.title and info.title != info.tool else ""
-        self.server_tool = self._label(f"MCP server \u201c{info.server}\u201d \u2014 tool \u201c{info.tool}\u201d{title}",
-                                       "mcpServerTool", bold=True)
+        line = f"MCP server \u201c{info.server}\u201d \u2014 tool \u201c{info.tool}\u201d{title}"
+        self.server_tool = self._label(line, "mcpServerTool", bold=True)
         description = info.description
         if len(description) > _MAX_DESCRIPTION:
             description = description[: _MAX_DESCRIPTION - 1] + "…"
@@ -121,7 +121,9 @@ class McpDetails(QFrame):
             font = label.font()
             font.setBold(True)
             label.setFont(font)
-        self.layout().addWidget(label)
+        box = self.layout()
+        if box is not None:
+            box.addWidget(label)
         return label
 
     def toPlainText(self) -> str:  # noqa: N802 - Qt naming, read by tests and accessibility
@@ -155,7 +157,8 @@ class McpResultExtras(QFrame):
                 label.setText(media.describe())
             else:
                 if max(pixmap.width(), pixmap.height()) > _MAX_IMAGE_SIDE:
-                    pixmap = pixmap.scaled(_MAX_IMAGE_SIDE, _MAX_IMAGE_SIDE, Qt.AspectRatioMode.KeepAspectRatio,
+                    pixmap = pixmap.scaled(_MAX_IMAGE_SIDE, _MAX_IMAGE_SIDE,
+                                           Qt.AspectRatioMode.KeepAspectRatio,
                                            Qt.TransformationMode.SmoothTransformation)
                 label.setPixmap(pixmap)
                 label.setToolTip(media.describe())
@@ -164,8 +167,9 @@ class McpResultExtras(QFrame):
         self.full_button: QPushButton | None = None
         if result.truncated:
             size = len(result.full_text.encode("utf-8", "surrogatepass"))
-            self.full_button = QPushButton(f"Show the whole result ({size // 1024} KB; the model got the first "
-                                           "100 KB)", self)
+            self.full_button = QPushButton(
+                f"Show the whole result ({size // 1024} KB; the model got the first 100 KB)", self
+            )
             self.full_button.setObjectName("mcpFullResultButton")
             self.full_button.setAutoDefault(False)
             if callable(show_text):

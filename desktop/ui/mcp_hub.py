@@ -1,9 +1,9 @@
 """MCP in the app: one ``McpManager`` per ``AppContext``, created lazily, and its status as a Qt signal.
 
-Nothing here imports the MCP SDK, nor ``desktop.core.mcp`` until some server is configured: the manager imports it when a server starts (``import mcp`` costs
-about a second), and :class:`McpHub` creates the manager only when some server is enabled, after the
-window is usable (:meth:`McpHub.ensure_started`, called by ``desktop.ui.mcp_window`` after the first
-paint, or by a send).
+Nothing here imports the MCP SDK (nor ``desktop.core.mcp`` until a server is configured): the manager
+imports the SDK when a server starts (``import mcp`` costs about a second), and :class:`McpHub`
+creates the manager only when some server is enabled, after the window is usable
+(:meth:`McpHub.ensure_started`, called by ``desktop.ui.mcp_window`` after the first paint, or by a send).
 
 * App-wide servers live in ``settings.json`` under ``"mcpServers"`` (kept in ``Settings.extra``; see
   :func:`read_app_servers` / :func:`write_app_servers`). Bearer tokens are in the OS keyring (service

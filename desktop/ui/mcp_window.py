@@ -113,7 +113,9 @@ class McpWindow(QObject):
     def _trust_banner(self, pending: ProjectServers, store: object) -> None:
         lines = []
         for name, described in pending.banner_lines():
-            shown = described if len(described) <= _TRUST_LINE_CHARS else described[: _TRUST_LINE_CHARS - 1] + "…"
+            shown = described
+            if len(shown) > _TRUST_LINE_CHARS:
+                shown = shown[: _TRUST_LINE_CHARS - 1] + "…"
             lines.append(f"  \u2022 {name}: {shown}")
         text = ("This project's .mcp.json wants to start MCP servers on this computer. They run with your "
                 "permissions; start them only if you trust this project:\n" + "\n".join(lines))

@@ -103,7 +103,9 @@ def dirs(tmp_path: Path) -> tuple[Path, Path]:
     return tmp_path / "project", tmp_path / "config"
 
 
-def test_settings_server_end_to_end(qtbot: Any, open_window: Any, fake: FakeProvider, dirs: Any) -> None:
+def test_settings_server_end_to_end(
+    qtbot: Any, open_window: Any, fake: FakeProvider, dirs: Any
+) -> None:
     project, config = dirs
     write_mcp_settings(config, fake, {"local": stdio_entry()})
     window = open_window(project, config)
@@ -131,7 +133,8 @@ def test_settings_server_end_to_end(qtbot: Any, open_window: Any, fake: FakeProv
     assert "mcp__local__add" in tool_names(requests[0])
     tool_msgs = [m for m in (requests[1].json or {})["messages"] if m.get("role") == "tool"]
     assert tool_msgs and tool_msgs[-1]["content"] == "hi there"
-    assert "hi there" in node.transcript.card_for(node.conversation.messages[1].tool_calls[0].id).toPlainText()
+    call_id = node.conversation.messages[1].tool_calls[0].id
+    assert "hi there" in node.transcript.card_for(call_id).toPlainText()
 
     close_window(qtbot, window)
     assert wait_gone(pid), "the stdio server outlived the window"
@@ -164,7 +167,9 @@ def test_always_allow_server_is_a_user_grant(qtbot: Any, open_window: Any, fake:
     assert "local" not in saved.replace("mcp__local__", "")  # no grant in the project file
 
 
-def test_tools_menu_switches_a_server_off(qtbot: Any, open_window: Any, fake: FakeProvider, dirs: Any) -> None:
+def test_tools_menu_switches_a_server_off(
+    qtbot: Any, open_window: Any, fake: FakeProvider, dirs: Any
+) -> None:
     project, config = dirs
     write_mcp_settings(config, fake, {"local": stdio_entry()})
     window = open_window(project, config)
@@ -197,7 +202,9 @@ def test_tools_menu_switches_a_server_off(qtbot: Any, open_window: Any, fake: Fa
     assert "mcp__local__echo" in names and "mcp__local__add" not in names
 
 
-def test_send_waits_for_a_starting_server(qtbot: Any, open_window: Any, fake: FakeProvider, dirs: Any) -> None:
+def test_send_waits_for_a_starting_server(
+    qtbot: Any, open_window: Any, fake: FakeProvider, dirs: Any
+) -> None:
     project, config = dirs
     write_mcp_settings(config, fake, {"local": stdio_entry()})
     window = open_window(project, config)

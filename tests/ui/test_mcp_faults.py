@@ -51,9 +51,12 @@ def test_stop_cancels_a_running_call_within_a_second(qtbot: Any, window: Any, fa
     assert marker.read_text() != "finished"
 
 
-def test_timeout_and_crash_name_the_server(qtbot: Any, window: Any, fake: FakeProvider, tmp_path: Path) -> None:
+def test_timeout_and_crash_name_the_server(
+    qtbot: Any, window: Any, fake: FakeProvider, tmp_path: Path
+) -> None:
     node = window.nodes()[0]
-    fake.script(Turn(tool_calls=[ToolCallSpec("mcp__local__slow", {"seconds": 30, "marker": str(tmp_path / "m")})]),
+    slow = ToolCallSpec("mcp__local__slow", {"seconds": 30, "marker": str(tmp_path / "m")})
+    fake.script(Turn(tool_calls=[slow]),
                 Turn(text="timed out"))
     with qtbot.waitSignal(node.run_finished, timeout=15_000):
         node.submit("too slow")
@@ -70,7 +73,9 @@ def test_timeout_and_crash_name_the_server(qtbot: Any, window: Any, fake: FakePr
     assert not node.is_busy()
 
 
-def test_image_and_long_result_in_the_card(qtbot: Any, window: Any, fake: FakeProvider) -> None:
+def test_image_and_long_result_in_the_card(
+    qtbot: Any, window: Any, fake: FakeProvider
+) -> None:
     node = window.nodes()[0]
     fake.script(Turn(tool_calls=[ToolCallSpec("mcp__local__image", {})]), Turn(text="a pixel"),
                 Turn(tool_calls=[ToolCallSpec("mcp__local__big", {"size": 150_000})]), Turn(text="long"))

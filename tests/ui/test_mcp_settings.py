@@ -42,7 +42,9 @@ def test_page_lists_servers_with_live_status(qtbot: Any, open_window: Any, fake:
     close_window(qtbot, window)
 
 
-def test_add_edit_remove_apply_on_ok(qtbot: Any, open_window: Any, fake: FakeProvider, tmp_path: Path) -> None:
+def test_add_edit_remove_apply_on_ok(
+    qtbot: Any, open_window: Any, fake: FakeProvider, tmp_path: Path
+) -> None:
     config = tmp_path / "config"
     write_mcp_settings(config, fake, {})
     window = open_window(tmp_path / "project", config)
@@ -76,7 +78,9 @@ def test_add_edit_remove_apply_on_ok(qtbot: Any, open_window: Any, fake: FakePro
     close_window(qtbot, window)
 
 
-def test_token_goes_to_the_keyring_never_a_file(qtbot: Any, make_context: Any, tmp_path: Path) -> None:
+def test_token_goes_to_the_keyring_never_a_file(
+    qtbot: Any, make_context: Any, tmp_path: Path
+) -> None:
     ring = MemoryKeyring()
     ctx = make_context(secrets=SecretStore(backend=ring))
     dialog = SettingsDialog(ctx)
@@ -93,7 +97,9 @@ def test_token_goes_to_the_keyring_never_a_file(qtbot: Any, make_context: Any, t
     assert ctx.mcp.secret_for("not-an-app-server") is None
 
 
-def test_import_from_claude_desktop(qtbot: Any, make_context: Any, tmp_path: Path) -> None:
+def test_import_from_claude_desktop(
+    qtbot: Any, make_context: Any, tmp_path: Path
+) -> None:
     ctx = make_context(secrets=SecretStore(backend=MemoryKeyring()))
     dialog = SettingsDialog(ctx)
     qtbot.addWidget(dialog)

@@ -34,7 +34,9 @@ def dirs(tmp_path: Path) -> tuple[Path, Path, Path]:
     return tmp_path / "project", tmp_path / "config", tmp_path / "started.marker"
 
 
-def test_banner_then_trust_and_start(qtbot: Any, open_window: Any, fake: FakeProvider, dirs: Any) -> None:
+def test_banner_then_trust_and_start(
+    qtbot: Any, open_window: Any, fake: FakeProvider, dirs: Any
+) -> None:
     project, config, marker = dirs
     write_settings(config, fake_provider_entry(fake), default="fake")
     write_project_file(project, marker)
@@ -87,7 +89,9 @@ def test_trusted_file_starts_and_a_changed_file_asks_again(qtbot: Any, open_wind
     close_window(qtbot, window)
 
 
-def test_project_server_ends_with_the_window(qtbot: Any, open_window: Any, fake: FakeProvider, dirs: Any) -> None:
+def test_project_server_ends_with_the_window(
+    qtbot: Any, open_window: Any, fake: FakeProvider, dirs: Any
+) -> None:
     from test_mcp_app import server_pid
 
     project, config, marker = dirs
