@@ -23,6 +23,7 @@ from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QMainWindow
 
 from desktop.ui.banner import Banner, BannerArea
+from desktop.ui.mcp_hub import reason_text, short_status
 
 if TYPE_CHECKING:
     from desktop.core.mcp import ProjectServers, ServerStatus
@@ -145,13 +146,13 @@ class McpWindow(QObject):
     def _on_status(self, status: ServerStatus) -> None:
         bar = self._window.statusBar()
         if status.state == "failed":
-            text = f"MCP server \u201c{status.name}\u201d failed: {status.reason or 'no reason given'}"
+            text = f"MCP server \u201c{status.name}\u201d failed: {reason_text(status)}"
             banner = self._banners.show_banner(Banner(text, kind="error", object_name="mcpFailedBanner"))
             banner.add_action("Open MCP settings", lambda: self.open_settings(status.name),
                               object_name="mcpOpenSettingsButton")
             bar.showMessage(text, 10_000)
         elif status.state == "ready":
-            bar.showMessage(f"MCP server \u201c{status.name}\u201d ready ({status.summary()})", 4000)
+            bar.showMessage(f"MCP server \u201c{status.name}\u201d {short_status(status)}", 4000)
             stale = self._banners.find("mcpFailedBanner")
             if stale is not None and f"\u201c{status.name}\u201d" in stale.text():
                 stale.dismiss()

@@ -21,7 +21,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 
-from desktop.ui.mcp_hub import McpHub, hub_for, server_key
+from desktop.ui.mcp_hub import McpHub, hub_for, server_key, short_status
 
 if TYPE_CHECKING:
     from desktop.core.chat.types import ToolCall
@@ -118,7 +118,7 @@ class NodeTools(QObject):
                         tools_by_server.setdefault(info.server, []).append(info)
             for name, status in statuses.items():
                 key = server_key(name)
-                self._check(menu, key, f"{name} — {status.summary()}", f"server:{name}")
+                self._check(menu, key, f"{name} — {short_status(status)}", f"server:{name}")
                 if key in self._off:
                     continue
                 for info in tools_by_server.get(name, []):

@@ -117,3 +117,25 @@ def test_import_from_claude_desktop(
     assert "Imported 2 servers" in page.result_label.text()
     page.import_claude_desktop()
     assert "already listed: files, web" in page.result_label.text()
+
+
+def test_add_dialog_validates_the_json(qtbot: Any, make_context: Any) -> None:
+    from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPlainTextEdit
+
+    ctx = make_context(secrets=SecretStore(backend=MemoryKeyring()))
+    dialog = SettingsDialog(ctx)
+    qtbot.addWidget(dialog)
+    page = dialog.mcp_page
+    page.findChild(QPushButton, "mcpAddButton").click()
+    editor = dialog.findChild(QDialog, "mcpJsonDialog")
+    assert editor is not None and "my-server" in editor.findChild(QPlainTextEdit, "mcpJsonEdit").toPlainText()
+    ok = editor.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok)
+    editor.findChild(QPlainTextEdit, "mcpJsonEdit").setPlainText('{"bad": {"approval": "sometimes"}}')
+    ok.click()
+    assert editor.isVisible() and "Please fix" in editor.findChild(QLabel, "mcpJsonError").text()
+    editor.findChild(QPlainTextEdit, "mcpJsonEdit").setPlainText(
+        json.dumps({"mcpServers": {"pasted": {"type": "http", "url": "https://mcp.example.com/mcp"}}}))
+    ok.click()  # a whole config file pasted works too
+    assert not editor.isVisible()
+    assert page.server_names() == ["pasted"]
+    assert "https://mcp.example.com/mcp" in page.status_label.text()

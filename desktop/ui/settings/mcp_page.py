@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.settings import Settings
-from desktop.ui.mcp_hub import SETTINGS_KEY, McpHub
+from desktop.ui.mcp_hub import SETTINGS_KEY, McpHub, short_status
 
 if TYPE_CHECKING:
     from desktop.core.mcp import McpServerConfig, ServerStatus
@@ -96,12 +96,11 @@ class McpPage(QWidget):
         self.server_list.currentRowChanged.connect(lambda _r: self._show_current())
         row.addWidget(self.server_list, 1)
         buttons = QVBoxLayout()
-        self.add_button = self._button("Add…", "mcpAddButton", self._add_dialog, buttons)
+        self._button("Add…", "mcpAddButton", self._add_dialog, buttons)
         self.edit_button = self._button("Edit as JSON…", "mcpEditButton", self._edit_dialog, buttons)
         self.remove_button = self._button("Remove", "mcpRemoveButton", self.remove_current, buttons)
         self.restart_button = self._button("Restart", "mcpRestartButton", self.restart_current, buttons)
-        self.import_button = self._button("Import from Claude Desktop", "mcpImportButton",
-                                          self.import_claude_desktop, buttons)
+        self._button("Import from Claude Desktop", "mcpImportButton", self.import_claude_desktop, buttons)
         buttons.addStretch(1)
         row.addLayout(buttons)
         root.addLayout(row, 1)
@@ -174,7 +173,7 @@ class McpPage(QWidget):
                 elif status is None:
                     state = "not started (applies on OK)"
                 else:
-                    state = status.summary().split("\n")[0]
+                    state = short_status(status)
                 item = QListWidgetItem(f"{name} \u2014 {state}")
                 item.setData(Qt.ItemDataRole.UserRole, name)
                 self.server_list.addItem(item)
@@ -301,10 +300,6 @@ class McpPage(QWidget):
         name = self.current_name()
         if name is not None:
             self._tokens[name] = text.strip()
-
-    def set_token(self, name: str, token: str) -> None:
-        """Type a bearer token for server ``name`` (stored in the keyring on OK; empty removes it)."""
-        self._tokens[name] = token.strip()
 
     def _json_dialog(self, title: str, text: str, replace: str | None) -> None:
         dialog = QDialog(self)
