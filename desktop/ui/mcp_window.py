@@ -146,16 +146,26 @@ class McpWindow(QObject):
     def _on_status(self, status: ServerStatus) -> None:
         bar = self._window.statusBar()
         if status.state == "failed":
-            text = f"MCP server \u201c{status.name}\u201d failed: {reason_text(status)}"
-            banner = self._banners.show_banner(Banner(text, kind="error", object_name="mcpFailedBanner"))
-            banner.add_action("Open MCP settings", lambda: self.open_settings(status.name),
-                              object_name="mcpOpenSettingsButton")
-            bar.showMessage(text, 10_000)
+            bar.showMessage(f"MCP server \u201c{status.name}\u201d failed: {reason_text(status)}", 10_000)
         elif status.state == "ready":
             bar.showMessage(f"MCP server \u201c{status.name}\u201d {short_status(status)}", 4000)
-            stale = self._banners.find("mcpFailedBanner")
-            if stale is not None and f"\u201c{status.name}\u201d" in stale.text():
+        self._failed_banner(status.name if status.state == "failed" else None)
+
+    def _failed_banner(self, latest: str | None) -> None:
+        """One banner listing every server that is failed now (gone once none is)."""
+        failed = [s for s in self._context.mcp.statuses().values() if s.state == "failed"]
+        stale = self._banners.find("mcpFailedBanner")
+        if not failed:
+            if stale is not None:
                 stale.dismiss()
+            return
+        text = _failed_text(failed)
+        if stale is not None and stale.text() == text:
+            return
+        first = latest or failed[0].name
+        banner = self._banners.show_banner(Banner(text, kind="error", object_name="mcpFailedBanner"))
+        banner.add_action("Open MCP settings", lambda: self.open_settings(first),
+                          object_name="mcpOpenSettingsButton")
 
     def open_settings(self, server: str | None = None) -> None:
         """Open Settings on the MCP servers page (with ``server`` selected)."""
@@ -166,6 +176,11 @@ class McpWindow(QObject):
         show = getattr(dialog, "show_mcp_page", None)
         if callable(show):
             show(server)
+
+
+def _failed_text(failed: list[ServerStatus]) -> str:
+    lines = [f"MCP server \u201c{s.name}\u201d failed: {reason_text(s)}" for s in failed]
+    return "\n".join(lines)
 
 
 def project_opened(window: QMainWindow, banners: BannerArea, context: AppContext, folder: Path) -> McpWindow:

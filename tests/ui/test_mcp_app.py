@@ -219,11 +219,17 @@ def test_send_waits_for_a_starting_server(
 def test_failing_server_shows_a_banner_naming_it(qtbot: Any, open_window: Any, fake: FakeProvider,
                                                  dirs: Any) -> None:
     project, config = dirs
-    write_mcp_settings(config, fake, {"broken": hostile_entry("die"), "local": stdio_entry()})
+    write_mcp_settings(config, fake, {"garbage": hostile_entry("garbage"), "broken": hostile_entry("die"),
+                                      "local": stdio_entry()})
     window = open_window(project, config)
-    qtbot.waitUntil(lambda: window.banner_area.find("mcpFailedBanner") is not None, timeout=15_000)
+    hub = window.context.mcp
+    qtbot.waitUntil(lambda: all(hub.statuses().get(n) is not None and hub.statuses()[n].state == "failed"
+                                for n in ("garbage", "broken")), timeout=15_000)
+    assert "not JSON-RPC" in (hub.statuses()["garbage"].reason or "")
     banner = window.banner_area.find("mcpFailedBanner")
-    assert "\u201cbroken\u201d" in banner.text()
+    assert banner is not None
+    assert "\u201cbroken\u201d" in banner.text() and "\u201cgarbage\u201d" in banner.text()
+    assert "MY_SERVICE_TOKEN is not set" in banner.text()
     assert banner.findChild(QPushButton, "mcpOpenSettingsButton") is not None
     wait_ready(qtbot, window, "local")
     fake.script(Turn(text="fine"))
