@@ -14,6 +14,7 @@ permission. Always-allow grants of MCP servers live in the user's ``GrantStore``
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING
 
@@ -142,7 +143,11 @@ class NodeTools(QObject):
 
     # -- sending -----------------------------------------------------------------------------------
     async def before_send(self) -> None:
-        """Start the MCP servers when needed and wait (≤ 10 s) for this node's that are still starting."""
+        """Start the MCP servers when needed and wait (≤ 10 s) for this node's that are still starting.
+
+        Raises:
+            asyncio.CancelledError: The user pressed Stop while waiting (nothing is sent).
+        """
         hub = self._hub
         if hub is None or not hub.ensure_started():
             return
@@ -151,13 +156,25 @@ class NodeTools(QObject):
             return
         header = self._node.header
         header.show_tools_status("Waiting for MCP servers to start: " + ", ".join(waiting) + "…")
+        task = asyncio.current_task()
+
+        def stop_waiting(_checked: bool = False) -> None:
+            if task is not None:
+                task.cancel()  # Stop while waiting: the send is dropped, the node is idle at once
+
+        button = self._node.send_button  # shows "Stop" while the node is busy, this wait included
+        button.clicked.connect(stop_waiting)
         try:
             await hub.wait_for_node(self._node.node_id)
+        except asyncio.CancelledError:
+            header.show_tools_status(None)
+            raise
         finally:
-            late = hub.starting_for(self._node.node_id)
-            header.show_tools_status(
-                "Sent without the tools of MCP servers still starting: " + ", ".join(late) if late else None
-            )
+            button.clicked.disconnect(stop_waiting)
+        late = hub.starting_for(self._node.node_id)
+        header.show_tools_status(
+            "Sent without the tools of MCP servers still starting: " + ", ".join(late) if late else None
+        )
 
     # -- approval ----------------------------------------------------------------------------------
     def auto_approve(self, call: ToolCall) -> bool:

@@ -237,3 +237,19 @@ def test_failing_server_shows_a_banner_naming_it(qtbot: Any, open_window: Any, f
     with qtbot.waitSignal(node.run_finished, timeout=10_000):
         node.submit("still works")  # the failed server never blocks a node
     assert "mcp__local__echo" in tool_names(posts(fake)[-1])
+
+
+def test_stop_while_waiting_for_servers_drops_the_send(qtbot: Any, open_window: Any, fake: FakeProvider,
+                                                       dirs: Any) -> None:
+    project, config = dirs
+    write_mcp_settings(config, fake, {"local": stdio_entry()})
+    window = open_window(project, config)
+    node = window.nodes()[0]
+    node.submit("right away")
+    qtbot.waitUntil(node.header.tools_status.isVisible, timeout=5_000)
+    assert "Waiting for MCP servers to start: local" in node.header.tools_status.text()
+    node.send_button.click()  # "Stop"
+    qtbot.waitUntil(lambda: not node.is_busy(), timeout=2_000)
+    assert not node.header.tools_status.isVisible()
+    wait_ready(qtbot, window, "local")
+    assert posts(fake) == []  # nothing was sent
