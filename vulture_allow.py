@@ -67,22 +67,9 @@ _.day_total  # core.usage DailySpend
 _.series  # ui.usage_chart.UsageChart
 _.stacks
 
-# MCP core API used by its tests and by the MCP settings page, trust banner and approval card.
-_.destructive  # core.mcp.McpToolInfo annotations
-_.idempotent
-_.open_world
-_.restart  # core.mcp.McpManager
-_.set_servers
-_.server_names
-_.wait_ready
-_.data_b64  # core.mcp results
-_.full_text
-_.resource_links
-_.images
-_.banner_lines  # core.mcp trust
-_.trust
-_.revoke
-_.trusted_servers
+# MCP core API used by its tests only (the UI uses the rest of it).
+_.resource_links  # core.mcp.McpToolResult (listed for the model in the text already)
+_.revoke  # core.mcp.TrustStore
 
 # Library APIs.
 _.priority  # keyring.backend.KeyringBackend.priority (screenshots' in-memory keyring)

@@ -6,7 +6,9 @@
 #      renders the SVG app icon (CHATNODES_BUNDLE_DIAG, see packaging/entry.py);
 #   3. `chatnodes --smoke-test` on the offscreen platform starts, paints and exits 0 (timed); then on X11
 #      under Xvfb when xvfb-run exists;
-#   4. the bundle is at most CHATNODES_BUNDLE_MAX_MB (default 150) MB.
+#   4. `chatnodes --mcp-probe` connects the bundled MCP SDK to a small stdio MCP server (a stdlib-only script
+#      run with the host's python3), lists its tools and calls one;
+#   5. the bundle is at most CHATNODES_BUNDLE_MAX_MB (default 180) MiB.
 # Exits non-zero on the first failure.
 set -euo pipefail
 
@@ -14,7 +16,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 BUNDLE="$ROOT/dist/chatnodes"
 EXE="$BUNDLE/chatnodes"
-MAX_MB="${CHATNODES_BUNDLE_MAX_MB:-150}"
+# 180 MiB since the MCP SDK joined (issue 12): mcp, mcp_types, httpx2/httpcore2, pydantic(-core), anyio,
+# jsonschema and their dependencies add ~20-25 MiB to the ~140 MiB Qt app.
+MAX_MB="${CHATNODES_BUNDLE_MAX_MB:-180}"
 SMOKE_TIMEOUT="${CHATNODES_SMOKE_TIMEOUT:-60}"
 
 log() { printf '[bundle-check] %s\n' "$*"; }
@@ -24,7 +28,7 @@ no_build=0
 for arg in "$@"; do
     case "$arg" in
         --no-build) no_build=1 ;;
-        -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
         *) fail "unknown argument $arg (known: --no-build)" ;;
     esac
 done
@@ -143,7 +147,58 @@ else
     log "note: no xvfb-run here: skipping the X11 smoke test (apt-get install xvfb xauth to run it)"
 fi
 
-# 4. Size.
+# 4. MCP: the bundled SDK talks to a real stdio MCP server (newline-delimited JSON-RPC, written with the
+#    standard library only so that it runs with any python3 on the build machine).
+log "MCP: chatnodes --mcp-probe python3 <small stdio MCP server>"
+cat > "$TMP/mcp_server.py" <<'PYEOF'
+import json
+import sys
+
+TOOLS = [
+    {"name": "echo", "description": "Echo the text back.",
+     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+     "annotations": {"readOnlyHint": True}},
+    {"name": "add", "description": "Add two integers.",
+     "inputSchema": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}},
+]
+
+
+def answer(msg_id, result):
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg_id, "result": result}) + "\n")
+    sys.stdout.flush()
+
+
+for line in sys.stdin:
+    msg = json.loads(line)
+    method, msg_id = msg.get("method"), msg.get("id")
+    if msg_id is None:
+        continue  # notifications (initialized, cancelled)
+    if method == "initialize":
+        answer(msg_id, {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "bundle-check", "version": "1"}})
+    elif method == "tools/list":
+        answer(msg_id, {"tools": TOOLS})
+    elif method == "tools/call":
+        args = msg["params"].get("arguments") or {}
+        text = args.get("text", "") if msg["params"]["name"] == "echo" else str(args.get("a", 0) + args.get("b", 0))
+        answer(msg_id, {"content": [{"type": "text", "text": text}], "isError": False})
+    elif method == "ping":
+        answer(msg_id, {})
+    else:
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg_id,
+                                     "error": {"code": -32601, "message": "method not found"}}) + "\n")
+        sys.stdout.flush()
+PYEOF
+set +e
+timeout "$SMOKE_TIMEOUT" "$EXE" --mcp-probe "$(command -v python3)" "$TMP/mcp_server.py" > "$TMP/mcp.txt" 2>&1
+rc=$?
+set -e
+sed 's/^/    /' "$TMP/mcp.txt"
+(( rc == 0 )) || fail "the bundled MCP client could not use the stdio server (exit $rc)"
+grep -q '^mcp-tool: mcp__probe__echo$' "$TMP/mcp.txt" || fail "the probe did not list the server's tools"
+log "MCP: ok"
+
+# 5. Size.
 size_kb=$(du -sk "$BUNDLE" | cut -f1)
 size_mb=$(( (size_kb + 1023) / 1024 ))
 log "bundle size: $(du -sh "$BUNDLE" | cut -f1) (${size_mb} MiB; limit ${MAX_MB} MiB)"

@@ -11,6 +11,11 @@ exits without starting Qt. ``packaging/check.sh`` uses it to prove that keyring'
 it into the frozen app: without them keyring silently falls back to its "no keyring" backend.
 
 With ``CHATNODES_BUNDLE_DIAG=keyring-roundtrip`` it stores, reads back and deletes a random throw-away secret.
+
+``chatnodes --mcp-probe COMMAND [ARGS...]`` (hidden) starts ``COMMAND ARGS...`` as a stdio MCP server
+with the bundled SDK through ``desktop.core.mcp``, lists its tools, calls ``echo`` when it has one,
+prints the facts and exits 0 when the server was ready with at least one tool (1 otherwise): proof
+that the frozen SDK works.
 """
 
 from __future__ import annotations
@@ -114,6 +119,50 @@ def _diagnose_qt() -> int:
     return 0 if "svg" in formats and not pixmap.isNull() else 1
 
 
+def _mcp_probe(command: list[str]) -> int:
+    """Connect to the stdio MCP server ``command`` with the bundled SDK and list its tools.
+
+    Returns:
+        0 when the server became ready with at least one tool (and ``echo``, if offered, answered), else 1.
+    """
+    import asyncio
+
+    from desktop.core.mcp import McpManager, McpToolError, parse_mcp_server
+
+    if not command:
+        print("usage: chatnodes --mcp-probe COMMAND [ARGS...]", file=sys.stderr)
+        return 2
+
+    async def probe() -> int:
+        config = parse_mcp_server("probe", {"command": command[0], "args": command[1:]})
+        manager = McpManager({"probe": config}, init_timeout=30.0)
+        started = time.perf_counter()
+        try:
+            manager.start()
+            status = (await manager.wait_ready(timeout=40.0))["probe"]
+            print(f"mcp-probe: {status.summary()} after {time.perf_counter() - started:.2f} s")
+            tools = manager.tools()
+            for tool in tools:
+                print(f"mcp-tool: {tool.name}")
+            ok = status.state == "ready" and bool(tools)
+            if not ok:
+                for line in status.stderr_tail:
+                    print(f"mcp-stderr: {line}")
+            if ok and "mcp__probe__echo" in {t.name for t in tools}:
+                try:
+                    answer = await manager.run("mcp__probe__echo", {"text": "bundle"})
+                except McpToolError as err:
+                    print(f"mcp-call: failed ({err})")
+                    return 1
+                print(f"mcp-call: echo -> {answer!r}")
+                ok = answer == "bundle"
+            return 0 if ok else 1
+        finally:
+            await manager.aclose()
+
+    return asyncio.run(probe())
+
+
 _DIAGNOSTICS = {
     "keyring": _diagnose_keyring,
     "keyring-roundtrip": _diagnose_keyring_roundtrip,
@@ -127,6 +176,8 @@ def run() -> int:
     Returns:
         The process exit code.
     """
+    if len(sys.argv) > 1 and sys.argv[1] == "--mcp-probe":
+        return _mcp_probe(sys.argv[2:])
     diag = os.environ.get("CHATNODES_BUNDLE_DIAG", "")
     if diag:
         if diag not in _DIAGNOSTICS:

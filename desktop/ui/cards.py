@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.chat.types import ToolCall
+from desktop.ui.mcp_cards import McpDetails, find_tool_support, mcp_result_extras
 
 __all__ = [
     "CardDecision",
@@ -274,7 +275,9 @@ class PermissionCard(QFrame):
     """Inline approval request for one tool call: the full arguments and three real buttons.
 
     A call whose ``path`` argument names a dotfile or dot-folder (``dotted_path``) also shows a
-    warning line (``dangerWarning``) and a red Approve button (property ``danger`` true).
+    warning line (``dangerWarning``) and a red Approve button (property ``danger`` true). An MCP
+    call shows its server, tool, description and annotations (``mcpDetails``) and a fourth button,
+    ``alwaysAllowServerButton``, which grants the server in this node and approves.
 
     Signals:
         decided(str, str): ``(call_id, decision)``; the decision is a ``CardDecision``.
@@ -298,6 +301,11 @@ class PermissionCard(QFrame):
         title.setTextFormat(Qt.TextFormat.RichText)
         title.setWordWrap(True)
         lay.addWidget(title)
+        support = find_tool_support(parent) if parent is not None else None
+        info = support.tool_details(call.name) if support is not None else None
+        self.mcp_details = McpDetails(info, self) if info is not None else None
+        if self.mcp_details is not None:
+            lay.addWidget(self.mcp_details)
         self.danger_label: QLabel | None = None
         danger_path = dotted_path(call.args_json)
         if danger_path is not None:
@@ -337,17 +345,33 @@ class PermissionCard(QFrame):
             button.setAutoDefault(False)
             button.clicked.connect(lambda _c=False, d=decision: self._decide(d))
             row.addWidget(button)
+        self.server_button: QPushButton | None = None
+        if info is not None and support is not None:
+            self.server_button = QPushButton("Always allow this server in this node", self)
+            self.server_button.setObjectName("alwaysAllowServerButton")
+            self.server_button.setAutoDefault(False)
+            server = info.server
+
+            def allow_server(_checked: bool = False) -> None:
+                support.allow_server(server)  # the user's grant (config dir), then this call runs
+                self._decide("approve")
+
+            self.server_button.clicked.connect(allow_server)
+            row.addWidget(self.server_button)
         row.addStretch(1)
         lay.addLayout(row)
 
     def _decide(self, decision: CardDecision) -> None:
-        for button in (self.approve_button, self.deny_button, self.always_button):
-            button.setEnabled(False)
+        for button in (self.approve_button, self.deny_button, self.always_button, self.server_button):
+            if button is not None:
+                button.setEnabled(False)
         self.decided.emit(self.call_id, decision)
 
     def toPlainText(self) -> str:  # noqa: N802
         """What the card shows, as text: the question, the warning (if any) and the arguments."""
         lines = [f"Allow {self.tool_name} to run with these arguments?"]
+        if self.mcp_details is not None:
+            lines.append(self.mcp_details.toPlainText())
         if self.danger_label is not None:
             lines.append(self.danger_label.text())
         lines.append(self.args_view.toPlainText())
@@ -376,6 +400,7 @@ class ToolCard(QFrame):
         self.setObjectName("toolCard")
         self.call = call.copy()
         self.permission: PermissionCard | None = None
+        self.mcp_extras: QWidget | None = None
         self._decided = False
         self._decision: CardMark | None = None
         lay = QVBoxLayout(self)
@@ -439,6 +464,10 @@ class ToolCard(QFrame):
             self._update_toggle_text()
             if self.result_toggle.isChecked():
                 self.result_view.set_text(call.result or "")
+            if self.mcp_extras is None and status in ("done", "error"):
+                self.mcp_extras = mcp_result_extras(self, call, self._show_whole_result)
+                if self.mcp_extras is not None:
+                    self._layout.addWidget(self.mcp_extras)
         if status == "awaiting_approval" and not self._decided:
             if self.permission is None:
                 self.permission = PermissionCard(call, self)
@@ -486,6 +515,10 @@ class ToolCard(QFrame):
 
     def _on_decided(self, call_id: str, decision: CardDecision) -> None:
         self.decided.emit(call_id, decision)
+
+    def _show_whole_result(self, text: str) -> None:
+        self.result_toggle.setChecked(True)
+        self.result_view.set_text(text)
 
     def _update_toggle_text(self) -> None:
         arrow = _ARROW_DOWN if self.result_toggle.isChecked() else _ARROW_RIGHT

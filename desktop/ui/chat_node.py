@@ -57,6 +57,7 @@ from desktop.ui.chat_input import ChatInput
 from desktop.ui.node_header import NodeHeader
 from desktop.ui.node_models import NodeModelChoice, spawn
 from desktop.ui.node_style import markdown_theme, node_colors, node_stylesheet
+from desktop.ui.node_tools import attach_node_tools
 from desktop.ui.node_versions import NodeVersions
 from desktop.ui.services import AppServices
 from desktop.ui.transcript import Transcript
@@ -120,6 +121,7 @@ class ChatNodeWidget(QWidget):
                                      approve=self._approve)
         self.versions.fork_requested.connect(self.fork_requested)
         self.chat_input.edit_last_requested.connect(self.versions.edit_last)
+        self.node_tools = attach_node_tools(self, services)  # MCP: Tools menu, grants (node_tools.py)
         self._apply_style()
         self.model_choice.reload()
         self.transcript.set_conversation(self._conv)
@@ -410,6 +412,7 @@ class ChatNodeWidget(QWidget):
     async def _run_send(self, req: ChatSendRequest) -> None:
         error: str | None = None
         try:
+            await self.node_tools.before_send()  # MCP: wait for starting servers (node_tools.py)
             result: ChatSendResult = await self._services.runtime.send(req)
             if not result.ok:
                 error = result.error or "the request failed"
@@ -449,7 +452,9 @@ class ChatNodeWidget(QWidget):
             self._usage_dirty = True
         elif isinstance(event, ToolCallRequested):
             call = event.call
-            if call.status == "awaiting_approval" and call.name in self._always_allow:
+            if call.status == "awaiting_approval" and (
+                call.name in self._always_allow or self.node_tools.auto_approve(call)  # MCP server grant
+            ):
                 self.transcript.mark_decided(call.id, "approve")
                 # The runtime parked the approval before broadcasting this event: answer now.
                 self._approve(call.id, "approve")

@@ -138,6 +138,18 @@ class AppContext:
         """This month's spending (app-wide and per project), kept current from the ledger."""
         self._closed = False
         self._inflight: set[asyncio.Future[list[str]]] = set()
+        from desktop.ui.mcp_hub import McpHub
+
+        self.mcp = McpHub(
+            runtime=self.runtime,
+            settings=lambda: self.settings,
+            secrets=self.secrets,
+            environ=self.environ,
+            project_dir=lambda: self.project_dir,
+            builtin_tools=self.builtin_tools,
+            grants=self.grants,
+        )
+        """The MCP servers (cheap until one is configured; the SDK loads when a server starts)."""
         if demo:
             self.start_demo()
 
@@ -188,6 +200,7 @@ class AppContext:
         self.settings_error = None
         self._keys_cache = None  # a key may have changed with the settings
         self._deps.max_iterations = clean.max_iterations
+        self.mcp.apply()  # MCP servers added, changed or removed in Settings
 
     # -- runtime dependencies ------------------------------------------------------------------
     def resolve_provider(self, req: SendTarget) -> ProviderConfig | None:
@@ -229,13 +242,21 @@ class AppContext:
         """The provider configuration for ``provider_id`` (the default when None), or None."""
         return self.resolve_provider(_Target(provider_id, model))
 
-    def tools_for(self, req: object) -> list[ChatToolDef]:
-        """``ChatRuntimeDeps.tools_for``: the project tools, rooted at the open project folder."""
+    def builtin_tools(self) -> list[ChatToolDef]:
+        """The built-in project tools, rooted at the open project folder (none without a project)."""
         if self.project_dir is None:
             return []
         from desktop.core.tools import project_tools
 
         return list(project_tools(self.project_dir))
+
+    def tools_for(self, req: object) -> list[ChatToolDef]:
+        """``ChatRuntimeDeps.tools_for``: the project tools and the MCP tools the node kept switched on."""
+        node_id = getattr(req, "node_id", None)
+        builtin = self.builtin_tools()
+        if not isinstance(node_id, str):
+            return builtin
+        return self.mcp.filter_tools(node_id, builtin)
 
     def _driver_for(self, config: ProviderConfig) -> ChatDriver:
         from desktop.core.providers import driver_for
@@ -314,7 +335,7 @@ class AppContext:
 
     # -- shutdown -------------------------------------------------------------------------------
     async def aclose(self) -> None:
-        """Stop every run, close the HTTP client and the demo server. Idempotent."""
+        """Stop every run and every MCP server, close the HTTP client and the demo server. Idempotent."""
         if self._closed:
             return
         self._closed = True
@@ -323,6 +344,10 @@ class AppContext:
         except Exception:
             log.exception("stopping the runs failed")
         await cancel_and_wait(self._inflight)
+        try:
+            await self.mcp.aclose()  # every stdio server process ends here
+        except Exception:
+            log.exception("stopping the MCP servers failed")
         await self.client.aclose()
         self.stop_demo_server()
 

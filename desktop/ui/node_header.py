@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QProgressBar,
     QSizePolicy,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -33,9 +34,10 @@ class NodeHeader(QFrame):
     """The header row of a chat node (object name ``nodeHeader``).
 
     Children (object names): ``nodeTitle``, ``tokenChip``, ``costChip``, ``providerPicker``,
-    ``modelPicker`` (editable: any model id can be typed), ``contextMeter`` (a thin bar: the last
-    exchange's tokens against the model's context window; hidden when the window is unknown; its
-    ``warning`` property turns true at 80 %).
+    ``modelPicker`` (editable: any model id can be typed), ``toolsButton`` (the node's Tools menu:
+    ``desktop.ui.node_tools`` fills it), ``toolsStatus`` (a line shown while a send waits for MCP
+    servers), ``contextMeter`` (a thin bar: the last exchange's tokens against the model's context
+    window; hidden when the window is unknown; its ``warning`` property turns true at 80 %).
 
     Signals:
         title_entered(str): the user finished editing the title (the text as typed).
@@ -92,7 +94,19 @@ class NodeHeader(QFrame):
         if line is not None:
             line.editingFinished.connect(self._emit_model)
         row2.addWidget(self.model_picker, 1)
+        self.tools_button = QToolButton(self)
+        self.tools_button.setObjectName("toolsButton")
+        self.tools_button.setText("Tools")
+        self.tools_button.setAccessibleName("Tools")
+        self.tools_button.setToolTip("Tools this node's model may use (built-in and MCP servers)")
+        self.tools_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        row2.addWidget(self.tools_button)
         hl.addLayout(row2)
+        self.tools_status = QLabel(self)
+        self.tools_status.setObjectName("toolsStatus")
+        self.tools_status.setWordWrap(True)
+        self.tools_status.hide()
+        hl.addWidget(self.tools_status)
         self.context_meter = QProgressBar(self)
         self.context_meter.setObjectName("contextMeter")
         self.context_meter.setAccessibleName("Context window")
@@ -158,6 +172,11 @@ class NodeHeader(QFrame):
         self.model_picker.blockSignals(True)
         self.model_picker.setEditText(model or "")
         self.model_picker.blockSignals(False)
+
+    def show_tools_status(self, text: str | None) -> None:
+        """Show a line about the node's tools (e.g. servers still starting); None hides it."""
+        self.tools_status.setText(text or "")
+        self.tools_status.setVisible(bool(text))
 
     def show_context(self, use: ContextUse | None) -> None:
         """Show how full the context window is (``None`` hides the meter: nothing known yet)."""

@@ -179,6 +179,9 @@ class ProjectController(QObject):
         if self._extra.get(VIEW_MODE_KEY) == "tabbed":
             self._area.set_tabbed(True)
         self._area.activate_first()
+        from desktop.ui.mcp_window import project_opened as mcp_project_opened
+
+        mcp_project_opened(self._window, self._banners, context, folder)  # MCP: trust banner, start
         self.opened.emit(str(folder), new_nodes)
         if fresh and not store.read_only:
             self.save()

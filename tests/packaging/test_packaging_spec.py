@@ -86,6 +86,46 @@ def test_spec_collects_keyring_metadata_backends_and_entry_points(spec_calls: di
     assert "resources/icons" in dests
 
 
+def test_spec_collects_the_mcp_sdk(spec_calls: dict[str, Any]) -> None:
+    import importlib.metadata
+
+    hidden = set(spec_calls["Analysis"]["hiddenimports"])
+    # the client the app uses, the types, and the transports (imported lazily inside desktop.core.mcp)
+    assert {"mcp", "mcp.client.stdio", "mcp.client.streamable_http", "mcp.client.sse", "mcp_types",
+            "httpx2", "httpcore2"} <= hidden
+    assert not [name for name in hidden if name.endswith("__main__")]
+    # opentelemetry finds its context implementation through an entry point
+    for ep in importlib.metadata.entry_points(group="opentelemetry_context"):
+        assert ep.module in hidden
+    dests = {dest for _src, dest in spec_calls["Analysis"]["datas"]}
+    for dist in ("mcp", "httpx2", "opentelemetry_api"):  # httpx2.__version__ reads its metadata at import
+        assert any(dest.lower().replace("-", "_").startswith(dist + "_") and dest.endswith(".dist-info")
+                   for dest in dests), dist
+
+
+def test_bundle_check_probes_mcp_and_allows_180_mib() -> None:
+    check = (PACKAGING / "check.sh").read_text()
+    assert 'MAX_MB="${CHATNODES_BUNDLE_MAX_MB:-180}"' in check
+    assert '--mcp-probe' in check and "mcp-tool: mcp__probe__echo" in check
+    entry = (PACKAGING / "entry.py").read_text()
+    assert '"--mcp-probe"' in entry
+
+
+def test_mcp_probe_lists_the_tools_of_a_real_stdio_server() -> None:
+    server = ROOT / "tests" / "mcp" / "servers" / "stdio_server.py"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    result = subprocess.run([sys.executable, str(PACKAGING / "entry.py"), "--mcp-probe", sys.executable,
+                             str(server)], capture_output=True, text=True, env=env, timeout=90, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "mcp-probe: ready" in result.stdout
+    assert "mcp-tool: mcp__probe__add" in result.stdout
+    assert "mcp-call: echo -> 'bundle'" in result.stdout
+    failed = subprocess.run([sys.executable, str(PACKAGING / "entry.py"), "--mcp-probe", sys.executable, "-c",
+                             "import sys; sys.exit(3)"], capture_output=True, text=True, env=env, timeout=90,
+                            check=False)
+    assert failed.returncode == 1 and "failed" in failed.stdout
+
+
 def test_spec_excludes_the_other_qt_bindings_even_untrimmed(spec_calls: dict[str, Any],
                                                             tmp_path: Path) -> None:
     assert spec_calls["Analysis"]["excludes"] == list(trim.EXCLUDED_MODULES)

@@ -1,4 +1,4 @@
-"""The settings dialog: one tab per page (Providers, General, Prices), validation and saving.
+"""The settings dialog: one tab per page (Providers, General, Prices, MCP servers), validation and saving.
 
 The dialog edits a copy of the saved settings. Keys never enter the settings: typed keys wait in
 ``KeyEdits`` until OK, then go to ``SecretStore`` (the OS keyring, or this session only when there
@@ -18,6 +18,7 @@ from desktop.core.settings import ProviderSettings, Settings, SettingsError
 from desktop.ui.banner import Banner
 from desktop.ui.settings.common import KeyEdits, SettingsContext
 from desktop.ui.settings.general_page import GeneralPage
+from desktop.ui.settings.mcp_page import McpPage
 from desktop.ui.settings.prices_page import PricesPage
 from desktop.ui.settings.providers_page import ProvidersPage
 
@@ -77,6 +78,8 @@ class SettingsDialog(QDialog):
         self.tabs.addTab(self.providers_page, "Providers")
         self.tabs.addTab(self.general_page, "General")
         self.tabs.addTab(self.prices_page, "Prices")
+        self.mcp_page = McpPage(self._settings, context.secrets, getattr(context, "mcp", None), self)
+        self.tabs.addTab(self.mcp_page, "MCP servers")
         root.addWidget(self.tabs, 1)
 
         self.error_label = QLabel("", self)
@@ -168,6 +171,11 @@ class SettingsDialog(QDialog):
         """List the current provider's models in the background; the result shows next to the button."""
         return self.providers_page.test_connection()
 
+    def show_mcp_page(self, server: str | None = None) -> None:
+        """Switch to the MCP servers page (with ``server`` selected when it is listed)."""
+        self.tabs.setCurrentWidget(self.mcp_page)
+        self.mcp_page.select(server)
+
     def add_price_row(self, prefix: str = "", *values: float | None) -> int:
         """Append a price row (prefix, input, output, cache read, cache write); returns its index."""
         return self.prices_page.add_price_row(prefix, *values)
@@ -185,6 +193,7 @@ class SettingsDialog(QDialog):
         settings = self._settings.copy()
         settings.price_overrides = self.prices_page.read_prices(problems)
         self.general_page.apply_to(settings)
+        self.mcp_page.apply_to(settings)
         for p in settings.providers:
             if not p.base_url:
                 problems.append(f"{p.name}: enter a base URL")
@@ -199,6 +208,8 @@ class SettingsDialog(QDialog):
         """Validate; save the settings, then the keys; close. Problems keep the dialog open."""
         try:
             settings = self.edited_settings()
+            # MCP tokens first: saving the settings (re)starts servers, which read them.
+            tokens_changed = self.mcp_page.commit_tokens()
             self.context.save_settings(settings)
         except SettingsError as exc:
             self._show_error("Please fix: " + "; ".join(_friendly(p, self._settings) for p in exc.problems))
@@ -206,6 +217,13 @@ class SettingsDialog(QDialog):
         except OSError as exc:
             self._show_error(f"The settings could not be saved: {exc.strerror or exc}")
             return
+        except ValueError as exc:  # the keyring refused an MCP token (the message never holds it)
+            self._show_error(f"An MCP token was not stored: {exc}")
+            return
+        hub = getattr(self.context, "mcp", None)
+        for name in tokens_changed:
+            if hub is not None and name in hub.statuses():
+                hub.restart(name)  # same config, new token
         secrets = self.context.secrets
         keys = self._keys
         failures: list[str] = []

@@ -1,0 +1,215 @@
+"""A chat node's tools: its Tools menu, the wait for starting MCP servers, MCP grants and card details.
+
+:class:`NodeTools` is attached to each ``ChatNodeWidget`` (``node.node_tools``); the node calls it at
+three places only: :meth:`NodeTools.before_send` (a send waits up to 10 s for the node's MCP servers
+still starting, so the first request carries their tools), :meth:`NodeTools.auto_approve` (a call of a
+server the user always allows in this node needs no card) and nothing else. The permission and tool
+cards find it by walking up their parents (``desktop.ui.cards``) for :meth:`tool_details`,
+:meth:`allow_server` and :meth:`result_for`.
+
+What a node switched off is saved in the project as the node data key ``"tools_off"`` (a list of
+built-in tool names, ``"mcp:<server>"`` entries and MCP tool names); it is only a preference, never a
+permission. Always-allow grants of MCP servers live in the user's ``GrantStore`` (config folder).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMenu
+
+from desktop.ui.mcp_hub import McpHub, hub_for, server_key, short_status
+
+if TYPE_CHECKING:
+    from desktop.core.chat.types import ToolCall
+    from desktop.core.mcp import McpToolInfo, McpToolResult
+    from desktop.ui.chat_node import ChatNodeWidget
+    from desktop.ui.services import AppServices
+
+log = logging.getLogger(__name__)
+
+__all__ = ["TOOLS_OFF_KEY", "NodeTools", "attach_node_tools", "read_tools_off"]
+
+TOOLS_OFF_KEY = "tools_off"
+"""The node data key listing what the node switched off."""
+_MAX_ENTRIES = 1000
+
+
+def read_tools_off(data: dict[str, object]) -> frozenset[str]:
+    """The ``tools_off`` entries of a node's data (anything malformed is ignored: a preference only)."""
+    raw = data.get(TOOLS_OFF_KEY)
+    if not isinstance(raw, list):
+        return frozenset()
+    return frozenset(v for v in raw[:_MAX_ENTRIES] if isinstance(v, str) and 0 < len(v) <= 300)
+
+
+class NodeTools(QObject):
+    """The tools of one chat node (see the module docstring).
+
+    Args:
+        node: The node (its header gets the menu; its saved data keeps ``tools_off``).
+        hub: The context's MCP hub (None: only the built-in tools, e.g. a node without an app context).
+    """
+
+    def __init__(self, node: ChatNodeWidget, hub: McpHub | None) -> None:
+        super().__init__(node)
+        self._node = node
+        self._hub = hub
+        self._data = node._state.data_extra  # noqa: SLF001 - the node's saved data; to_state copies it
+        self._off = read_tools_off(self._data)
+        self.menu = QMenu(node.header.tools_button)
+        self.menu.setObjectName("toolsMenu")
+        self.menu.aboutToShow.connect(self.fill_menu)
+        node.header.tools_button.setMenu(self.menu)
+        if hub is not None:
+            hub.set_tools_off(node.node_id, self._off)
+            hub.signals.servers_changed.connect(self._update_button)
+            hub.signals.status_changed.connect(lambda _s: self._update_button())
+        self._update_button()
+
+    # -- what is switched off ----------------------------------------------------------------------
+    @property
+    def tools_off(self) -> frozenset[str]:
+        """What this node switched off."""
+        return self._off
+
+    def set_enabled(self, entry: str, enabled: bool) -> None:
+        """Switch a built-in tool, a server (``mcp:<name>``) or an MCP tool on or off in this node."""
+        off = set(self._off)
+        if enabled:
+            off.discard(entry)
+        else:
+            off.add(entry)
+        new = frozenset(off)
+        if new == self._off:
+            return
+        self._off = new
+        if new:
+            self._data[TOOLS_OFF_KEY] = sorted(new)
+        else:
+            self._data.pop(TOOLS_OFF_KEY, None)
+        if self._hub is not None:
+            self._hub.set_tools_off(self._node.node_id, new)
+        self._update_button()
+        self._node.changed.emit()
+
+    def fill_menu(self) -> None:
+        """Rebuild the Tools menu: built-in tools, then each MCP server with its tools."""
+        menu = self.menu
+        menu.clear()
+        hub = self._hub
+        builtin = hub.builtin_names() if hub is not None else []
+        if builtin:
+            menu.addSection("Built-in")
+            for name in builtin:
+                self._check(menu, name, name, f"builtin:{name}")
+        statuses = hub.statuses() if hub is not None else {}
+        if statuses and hub is not None:
+            menu.addSection("MCP servers")
+            tools_by_server: dict[str, list[McpToolInfo]] = {}
+            manager = hub.manager
+            if manager is not None:
+                for tool in manager.tools():
+                    info = manager.tool_info(tool.name)
+                    if info is not None:
+                        tools_by_server.setdefault(info.server, []).append(info)
+            for name, status in statuses.items():
+                key = server_key(name)
+                self._check(menu, key, f"{name} — {short_status(status)}", f"server:{name}")
+                if key in self._off:
+                    continue
+                for info in tools_by_server.get(name, []):
+                    self._check(menu, info.name, f"    {info.tool}", f"tool:{info.name}")
+        if menu.isEmpty():
+            empty = menu.addAction("No tools (open a project folder or add MCP servers in Settings)")
+            empty.setEnabled(False)
+
+    def _check(self, menu: QMenu, entry: str, label: str, object_name: str) -> QAction:
+        action = menu.addAction(label)
+        action.setObjectName(object_name)
+        action.setCheckable(True)
+        action.setChecked(entry not in self._off)
+        action.toggled.connect(lambda on, e=entry: self.set_enabled(e, on))
+        return action
+
+    def _update_button(self) -> None:
+        button = self._node.header.tools_button
+        count = len(self._off)
+        button.setText("Tools" if not count else f"Tools ({count} off)")
+
+    # -- sending -----------------------------------------------------------------------------------
+    async def before_send(self) -> None:
+        """Start the MCP servers when needed and wait (≤ 10 s) for this node's that are still starting.
+
+        Raises:
+            asyncio.CancelledError: The user pressed Stop while waiting (nothing is sent).
+        """
+        hub = self._hub
+        if hub is None or not hub.ensure_started():
+            return
+        waiting = hub.starting_for(self._node.node_id)
+        if not waiting:
+            return
+        header = self._node.header
+        header.show_tools_status("Waiting for MCP servers to start: " + ", ".join(waiting) + "…")
+        task = asyncio.current_task()
+
+        def stop_waiting(_checked: bool = False) -> None:
+            if task is not None:
+                task.cancel()  # Stop while waiting: the send is dropped, the node is idle at once
+
+        button = self._node.send_button  # shows "Stop" while the node is busy, this wait included
+        button.clicked.connect(stop_waiting)
+        try:
+            await hub.wait_for_node(self._node.node_id)
+        except asyncio.CancelledError:
+            header.show_tools_status(None)
+            raise
+        finally:
+            button.clicked.disconnect(stop_waiting)
+        late = hub.starting_for(self._node.node_id)
+        header.show_tools_status(
+            "Sent without the tools of MCP servers still starting: " + ", ".join(late) if late else None
+        )
+
+    # -- approval ----------------------------------------------------------------------------------
+    def auto_approve(self, call: ToolCall) -> bool:
+        """True when ``call`` is an MCP tool of a server the user always allows in this node."""
+        hub = self._hub
+        info = self.tool_details(call.name)
+        folder = hub.project_dir() if hub is not None else None
+        if info is None or folder is None or hub is None:
+            return False
+        try:
+            return info.server in hub.grants.servers(folder, self._node.node_id)
+        except Exception:  # noqa: BLE001 - an unreadable grants file grants nothing
+            log.warning("could not read the MCP server grants", exc_info=True)
+            return False
+
+    def allow_server(self, server: str) -> None:
+        """Always allow every tool of ``server`` in this node (stored in the user's ``grants.json``)."""
+        hub = self._hub
+        folder = hub.project_dir() if hub is not None else None
+        if hub is None or folder is None:
+            return
+        try:
+            hub.grants.allow_server(folder, self._node.node_id, server)
+        except OSError as exc:
+            log.error("could not store the grant for MCP server %s: %s", server, exc)
+
+    def tool_details(self, name: str) -> McpToolInfo | None:
+        """What the permission card shows for an MCP tool (None: not an MCP tool)."""
+        return self._hub.tool_info(name) if self._hub is not None else None
+
+    def result_for(self, name: str, text: str | None) -> McpToolResult | None:
+        """The whole result of a recent MCP call (images, the uncut text) for the tool card."""
+        return self._hub.result_for(name, text) if self._hub is not None else None
+
+
+def attach_node_tools(node: ChatNodeWidget, services: AppServices) -> NodeTools:
+    """Give ``node`` its Tools menu and MCP support (the hub is found through the services' runtime)."""
+    return NodeTools(node, hub_for(services.runtime))

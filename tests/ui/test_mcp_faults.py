@@ -1,0 +1,99 @@
+"""MCP faults seen from a node: Stop cancels a running call fast, a crash or a timeout is a tool result that
+names the server, never a stuck node; images and long results reach the tool card."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtWidgets import QLabel, QPushButton
+from test_mcp_app import posts, stdio_entry, wait_ready, write_mcp_settings
+
+from desktop.testing import FakeProvider, ToolCallSpec, Turn
+
+pytest_plugins = ["test_app_support"]  # fixtures: fake, make_context, open_window
+
+
+@pytest.fixture
+def window(open_window: Any, fake: FakeProvider, tmp_path: Path, qtbot: Any) -> Any:
+    config = tmp_path / "config"
+    write_mcp_settings(config, fake, {"local": stdio_entry(approval="never", timeout_s=2)})
+    win = open_window(tmp_path / "project", config)
+    wait_ready(qtbot, win, "local")
+    return win
+
+
+def calls(node: Any) -> list[Any]:
+    return [c for m in node.conversation.messages if m.role == "assistant" for c in (m.tool_calls or [])]
+
+
+def last_call(node: Any) -> Any:
+    return calls(node)[-1]
+
+
+def test_stop_cancels_a_running_call_within_a_second(qtbot: Any, window: Any, fake: FakeProvider,
+                                                     tmp_path: Path) -> None:
+    marker = tmp_path / "slow.marker"
+    node = window.nodes()[0]
+    fake.script(Turn(tool_calls=[ToolCallSpec("mcp__local__slow", {"seconds": 1.5, "marker": str(marker)})]))
+    node.submit("go slow")
+    qtbot.waitUntil(lambda: bool(calls(node)) and last_call(node).status == "running", timeout=10_000)
+    qtbot.wait(150)  # the call reached the server
+    started = time.monotonic()
+    with qtbot.waitSignal(node.run_finished, timeout=5_000):
+        node.stop()
+    assert time.monotonic() - started < 1.0
+    assert last_call(node).status == "skipped"
+    assert not node.is_busy()
+    qtbot.waitUntil(marker.exists, timeout=5_000)  # the server was told (notifications/cancelled)
+    assert marker.read_text() != "finished"
+
+
+def test_timeout_and_crash_name_the_server(
+    qtbot: Any, window: Any, fake: FakeProvider, tmp_path: Path
+) -> None:
+    node = window.nodes()[0]
+    slow = ToolCallSpec("mcp__local__slow", {"seconds": 30, "marker": str(tmp_path / "m")})
+    fake.script(Turn(tool_calls=[slow]),
+                Turn(text="timed out"))
+    with qtbot.waitSignal(node.run_finished, timeout=15_000):
+        node.submit("too slow")
+    call = last_call(node)
+    assert call.status == "error"
+    assert 'MCP server "local"' in (call.result or "") and "2 s" in (call.result or "")
+    fake.script(Turn(tool_calls=[ToolCallSpec("mcp__local__crash", {})]), Turn(text="it crashed"))
+    with qtbot.waitSignal(node.run_finished, timeout=15_000):
+        node.submit("crash it")
+    call = last_call(node)
+    assert call.status == "error" and 'MCP server "local"' in (call.result or "")
+    qtbot.waitUntil(lambda: window.banner_area.find("mcpFailedBanner") is not None, timeout=10_000)
+    assert "\u201clocal\u201d" in window.banner_area.find("mcpFailedBanner").text()
+    assert not node.is_busy()
+
+
+def test_image_and_long_result_in_the_card(
+    qtbot: Any, window: Any, fake: FakeProvider
+) -> None:
+    node = window.nodes()[0]
+    fake.script(Turn(tool_calls=[ToolCallSpec("mcp__local__image", {})]), Turn(text="a pixel"),
+                Turn(tool_calls=[ToolCallSpec("mcp__local__big", {"size": 150_000})]), Turn(text="long"))
+    with qtbot.waitSignal(node.run_finished, timeout=15_000):
+        node.submit("image")
+    card = node.transcript.card_for(last_call(node).id)
+    qtbot.waitUntil(lambda: card.mcp_extras is not None, timeout=5_000)
+    images = card.mcp_extras.findChildren(QLabel, "mcpImage")
+    assert len(images) == 1 and images[0].pixmap() is not None and not images[0].pixmap().isNull()
+    assert "a red pixel" in (last_call(node).result or "")
+    with qtbot.waitSignal(node.run_finished, timeout=15_000):
+        node.submit("big")
+    call = last_call(node)
+    assert call.result is not None and len(call.result.encode()) < 101_000  # cut for the model
+    tool_msgs = [m for m in (posts(fake)[-1].json or {})["messages"] if m.get("role") == "tool"]
+    assert len(tool_msgs[-1]["content"]) < 101_000
+    card = node.transcript.card_for(call.id)
+    qtbot.waitUntil(lambda: card.mcp_extras is not None, timeout=5_000)
+    button = card.mcp_extras.findChild(QPushButton, "mcpFullResultButton")
+    button.click()
+    assert card.result_view.toPlainText().count("x") == 150_000
