@@ -303,6 +303,12 @@ class ChatRuntime:
                 # Park the approval before the card is shown, so a UI that approves synchronously
                 # ("always allow") is not lost.
                 run.pending[event.call.id] = asyncio.get_running_loop().create_future()
+            elif isinstance(event, ToolCallFinished):
+                # A call finished without asking (skipped after a stop or a denial): a parked
+                # approval for it must not outlive it.
+                parked = run.pending.pop(event.call.id, None)
+                if parked is not None and not parked.done():
+                    parked.cancel()
         self._deps.broadcast(run.node_id, event)
 
     async def _request_approval(self, run: _Run, call: ToolCall) -> ApprovalDecision:
