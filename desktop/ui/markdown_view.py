@@ -3,6 +3,9 @@
 The view fits its height to its content, never scrolls itself (the transcript scrolls) and loads
 no resources: no images, no style sheets, no remote or local files. Clicked links open in the
 system browser only when ``desktop.ui.markdown.safe_link`` accepts them.
+
+``CodeBlockView`` shows one code block: its language, a **Copy** button (``copyCodeButton``) that
+copies the raw code, and the highlighted code in a ``MarkdownView``.
 """
 
 from __future__ import annotations
@@ -12,13 +15,22 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QByteArray, Qt, QUrl
 from PySide6.QtGui import QContextMenuEvent, QDesktopServices, QGuiApplication, QWheelEvent
-from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QSizePolicy,
+    QTextBrowser,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from desktop.ui.markdown import MarkdownTheme, document_css, render_markdown, safe_link
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MarkdownView", "open_link", "copy_to_clipboard"]
+__all__ = ["MarkdownView", "CodeBlockView", "open_link", "copy_to_clipboard"]
 
 
 def copy_to_clipboard(text: str) -> None:
@@ -123,3 +135,86 @@ class MarkdownView(QTextBrowser):
             action.triggered.connect(self.copy_message)
         menu.exec(event.globalPos())
         menu.deleteLater()
+
+
+class CodeBlockView(QFrame):
+    """One code block (``codeBlock``): language label, Copy button, highlighted code.
+
+    Attributes:
+        code: the raw code shown (what Copy puts on the clipboard).
+        lang: the fence's language ("" when none).
+        copy_button: the ``copyCodeButton``.
+        body: the ``MarkdownView`` (``codeBody``) showing the highlighted code.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("codeBlock")
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.code = ""
+        self.lang = ""
+        self._top_gap = 0
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(0)
+        self._frame = QFrame(self)
+        self._frame.setObjectName("codeFrame")
+        outer.addWidget(self._frame)
+        lay = QVBoxLayout(self._frame)
+        lay.setContentsMargins(8, 4, 8, 8)
+        lay.setSpacing(2)
+        head = QHBoxLayout()
+        head.setContentsMargins(0, 0, 0, 0)
+        self.lang_label = QLabel(self._frame)
+        self.lang_label.setObjectName("codeLang")
+        self.copy_button = QToolButton(self._frame)
+        self.copy_button.setObjectName("copyCodeButton")
+        self.copy_button.setText("Copy")
+        self.copy_button.setToolTip("Copy this code")
+        self.copy_button.setAccessibleName("Copy code")
+        self.copy_button.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.copy_button.clicked.connect(self.copy_code)
+        head.addWidget(self.lang_label)
+        head.addStretch(1)
+        head.addWidget(self.copy_button)
+        lay.addLayout(head)
+        self.body = MarkdownView(self._frame)
+        self.body.setObjectName("codeBody")
+        lay.addWidget(self.body)
+
+    @property
+    def copy_message(self) -> Callable[[], None] | None:
+        """The context menu's "Copy message (Markdown)" action (handed to the code's view)."""
+        return self.body.copy_message
+
+    @copy_message.setter
+    def copy_message(self, action: Callable[[], None] | None) -> None:
+        self.body.copy_message = action
+
+    def set_code(self, code: str, lang: str, pre_html: str, theme: MarkdownTheme) -> None:
+        """Show ``code`` (raw, for Copy) as ``pre_html`` (its rendering by ``highlight_code``)."""
+        self.code = code
+        if lang != self.lang:
+            self.lang = lang
+            self.lang_label.setText(lang)
+        self.lang_label.setVisible(bool(lang))
+        self.body.set_html(pre_html, theme)
+
+    def copy_code(self) -> None:
+        """Put the raw code on the clipboard (no fence, no formatting)."""
+        copy_to_clipboard(self.code)
+
+    def set_top_gap(self, pixels: int) -> None:
+        """Empty space above the block (separates it from the block before it)."""
+        if pixels != self._top_gap:
+            self._top_gap = pixels
+            self.setContentsMargins(0, pixels, 0, 0)
+
+    def toPlainText(self) -> str:  # noqa: N802 - Qt naming, read by tests and accessibility
+        """The language line (when there is one) and the code, as shown."""
+        code = self.body.toPlainText()
+        return f"{self.lang}\n{code}" if self.lang else code
+
+    def text(self) -> str:
+        """Same as ``toPlainText()``."""
+        return self.toPlainText()

@@ -1,0 +1,295 @@
+"""The body of an assistant message: Markdown as stacked segments, streamed block by block.
+
+A body is a stack of *segments*: rich text (``MarkdownView``: consecutive blocks grouped up to
+``GROUP_CHARS`` of HTML), plain text (``TextFlowView``: a long paragraph without inline markup,
+and the line being streamed) and code (``CodeBlockView``: one top-level code block, with Copy).
+
+``StreamedBody`` is the incremental pipeline: while an answer streams, ``BlockStream`` says which
+top-level blocks are complete; each is rendered once (``render_markdown_blocks`` of its own
+source) and appended to the segments, never rendered again. Only the open tail is re-rendered:
+its complete lines as Markdown (at most every ``LIVE_MARKDOWN_INTERVAL`` seconds, only while
+they fit in ``LIVE_MARKDOWN_LIMIT`` characters, code without colours), the rest as plain text
+whose appends cost O(new text). When the stream ends, the tail is rendered once; nothing else is.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from PySide6.QtWidgets import QSizePolicy, QVBoxLayout, QWidget
+
+from desktop.ui.markdown import MarkdownBlock, MarkdownTheme, block_starts, render_markdown_blocks
+from desktop.ui.markdown_view import CodeBlockView, MarkdownView
+from desktop.ui.md_stream import BlockStream
+from desktop.ui.textflow import TextFlowView
+
+__all__ = [
+    "Segment",
+    "SegmentBuilder",
+    "body_segments",
+    "MessageBody",
+    "StreamedBody",
+    "LIVE_MARKDOWN_LIMIT",
+    "LIVE_MARKDOWN_INTERVAL",
+    "PLAIN_SEGMENT_CHARS",
+    "GROUP_CHARS",
+    "BLOCK_GAP",
+]
+
+LIVE_MARKDOWN_LIMIT = 6000
+"""While streaming, the open tail's complete lines are rendered as Markdown only up to this size."""
+LIVE_MARKDOWN_INTERVAL = 0.25
+"""While streaming, the open tail is re-rendered at most this often (seconds)."""
+PLAIN_SEGMENT_CHARS = 2000
+"""A paragraph without inline markup at least this long is shown by a ``TextFlowView``."""
+GROUP_CHARS = 6000
+"""Consecutive rich-text blocks share one ``MarkdownView`` until its HTML reaches this size."""
+BLOCK_GAP = 12
+"""Space between two stacked body segments: Qt's collapsed margin between two paragraphs."""
+
+
+class Segment(NamedTuple):
+    """What one body segment shows.
+
+    Attributes:
+        kind: ``"html"`` (rich text), ``"plain"`` (plain text) or ``"code"`` (a code block).
+        payload: the HTML, the plain text, or the code's ``<pre>`` HTML.
+        gap: empty pixels above the segment.
+        code: for a code block, the raw code (what Copy copies).
+        lang: for a code block, its language.
+    """
+
+    kind: str
+    payload: str
+    gap: int
+    code: str = ""
+    lang: str = ""
+
+
+class SegmentBuilder:
+    """Groups rendered blocks into segments, one block at a time (append-only).
+
+    Attributes:
+        segments: the segments so far; only the last one changes when a block is added.
+    """
+
+    def __init__(self) -> None:
+        self.segments: list[Segment] = []
+        self._group: list[str] = []
+        self._group_chars = 0
+
+    def _gap(self) -> int:
+        return BLOCK_GAP if self.segments else 0
+
+    def add(self, block: MarkdownBlock) -> None:
+        """Append ``block``: to the open rich-text group, or as a segment of its own."""
+        if block.code is not None:
+            self._group = []
+            self.segments.append(Segment("code", block.code_html, self._gap(), block.code, block.lang))
+        elif block.plain is not None and len(block.plain) >= PLAIN_SEGMENT_CHARS:
+            self._group = []
+            self.segments.append(Segment("plain", block.plain, self._gap()))
+        elif self._group:
+            self._group.append(block.html)
+            self._group_chars += len(block.html)
+            last = self.segments[-1]
+            self.segments[-1] = last._replace(payload="".join(self._group))
+        else:
+            self._group = [block.html]
+            self._group_chars = len(block.html)
+            self.segments.append(Segment("html", block.html, self._gap()))
+        if self._group_chars >= GROUP_CHARS:
+            self._group = []
+            self._group_chars = 0
+
+
+def body_segments(blocks: list[MarkdownBlock]) -> list[Segment]:
+    """Group rendered blocks into body segments (``SegmentBuilder`` fed with all of them).
+
+    Args:
+        blocks: the rendered blocks of one message, in order.
+
+    Returns:
+        The segments to show, in order; the first has no top gap.
+    """
+    builder = SegmentBuilder()
+    for block in blocks:
+        builder.add(block)
+    return builder.segments
+
+
+_SegmentWidget = MarkdownView | TextFlowView | CodeBlockView
+_KINDS: dict[str, type[_SegmentWidget]] = {"html": MarkdownView, "plain": TextFlowView, "code": CodeBlockView}
+
+
+class MessageBody(QWidget):
+    """The body of an assistant message: rich-text, plain-text and code segments, stacked.
+
+    Its object name is ``messageBodyStack``; each rich-text segment is a ``MarkdownView``
+    (``messageBody``), each code block a ``CodeBlockView`` (``codeBlock``), and a long paragraph
+    without markup, and the line being streamed, a ``TextFlowView``.
+
+    Attributes:
+        segments: the segment widgets shown, top to bottom.
+        copy_message: handed to each segment for its "Copy message" context-menu entry.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("messageBodyStack")
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self._lay = QVBoxLayout(self)
+        self._lay.setContentsMargins(0, 0, 0, 0)
+        self._lay.setSpacing(0)
+        self.segments: list[_SegmentWidget] = []
+        self._specs: list[tuple[Segment, MarkdownTheme]] = []
+        self.copy_message: Callable[[], None] | None = None
+        self._accessible = ""
+
+    def setAccessibleName(self, name: str) -> None:  # noqa: N802 - Qt naming
+        """Name the body and each of its segments (screen readers)."""
+        super().setAccessibleName(name)
+        self._accessible = name
+        for seg in self.segments:
+            seg.setAccessibleName(name)
+
+    def show_segments(self, specs: list[Segment], theme: MarkdownTheme) -> None:
+        """Show ``specs``; a segment already showing the same spec is left alone."""
+        for i, spec in enumerate(specs):
+            seg = self.segments[i] if i < len(self.segments) else None
+            if seg is not None and i < len(self._specs):
+                old, old_theme = self._specs[i]
+                if (old is spec or old == spec) and old_theme == theme:
+                    continue
+            want = _KINDS[spec.kind]
+            if type(seg) is not want:
+                new = want(self)
+                new.copy_message = self.copy_message
+                new.setAccessibleName(self._accessible)
+                if seg is None:
+                    self.segments.append(new)
+                    self._lay.addWidget(new)
+                else:
+                    self._lay.replaceWidget(seg, new)
+                    seg.hide()
+                    seg.deleteLater()
+                    self.segments[i] = new
+                seg = new
+            if isinstance(seg, MarkdownView):
+                seg.set_html(spec.payload, theme)
+            elif isinstance(seg, CodeBlockView):
+                seg.set_code(spec.code, spec.lang, spec.payload, theme)
+            else:
+                seg.set_color(theme.text)
+                seg.set_text(spec.payload)
+            seg.set_top_gap(spec.gap)
+            if i < len(self._specs):
+                self._specs[i] = (spec, theme)
+            else:
+                self._specs.append((spec, theme))
+        for seg in self.segments[len(specs) :]:
+            self._lay.removeWidget(seg)
+            seg.hide()
+            seg.deleteLater()
+        del self.segments[len(specs) :]
+        del self._specs[len(specs) :]
+
+    def clear(self) -> None:
+        """Show nothing."""
+        self.show_segments([], MarkdownTheme())
+
+    def toPlainText(self) -> str:  # noqa: N802 - Qt naming
+        """The text of the segments, one segment per line."""
+        return "\n".join(seg.toPlainText() for seg in self.segments)
+
+
+class StreamedBody:
+    """The segments of one streamed answer: closed blocks rendered once, the open tail live.
+
+    Attributes:
+        theme: the theme blocks are rendered with.
+        stream: which blocks are complete.
+        blocks: the rendered closed blocks, in order.
+        renders: how many times the renderer ran (closed blocks, tail updates and the final tail).
+    """
+
+    def __init__(self, theme: MarkdownTheme) -> None:
+        self.theme = theme
+        self.stream = BlockStream()
+        self.blocks: list[MarkdownBlock] = []
+        self.renders = 0
+        self._sources: list[str] = []
+        self._ref_counts: list[int] = []  # references known when each closed block was rendered
+        self._counts: list[int] = []  # how many blocks each closed source rendered to
+        self._builder = SegmentBuilder()
+        self._tail: list[Segment] = []  # the tail's Markdown part, rendered from [_tail_from, _tail_to)
+        self._tail_from = -1
+        self._tail_to = -1
+        self._last_tail = 0.0
+
+    def _render(self, source: str, *, highlight: bool = True) -> list[MarkdownBlock]:
+        self.renders += 1
+        refs: dict[str, Any] = self.stream.references
+        return render_markdown_blocks(source, self.theme, references=refs, highlight=highlight)
+
+    def _close(self, source: str) -> None:
+        blocks = self._render(source)
+        for block in blocks:
+            self.blocks.append(block)
+            self._builder.add(block)
+        self._counts.append(len(blocks))
+        self._sources.append(source)
+        self._ref_counts.append(len(self.stream.references))
+
+    def live(self, content: str) -> list[Segment]:
+        """The segments showing ``content`` (the whole text so far) while it streams."""
+        for source in self.stream.advance(content):
+            self._close(source)
+        start = self.stream.closed_end
+        closed = self._builder.segments
+        gap = BLOCK_GAP if closed else 0
+        complete = content.rfind("\n", start) + 1
+        now = time.monotonic()
+        if self._tail_from != start:  # a block closed: the tail's Markdown part starts over
+            self._tail, self._tail_to, self._tail_from = [], start, start
+            self._last_tail = 0.0
+        if (
+            complete > self._tail_to
+            and complete - start <= LIVE_MARKDOWN_LIMIT
+            and now - self._last_tail >= LIVE_MARKDOWN_INTERVAL
+        ):
+            tail = body_segments(self._render(content[start:complete], highlight=False))
+            if tail:
+                tail[0] = tail[0]._replace(gap=gap)
+            self._tail, self._tail_to, self._last_tail = tail, complete, now
+        rest = content[self._tail_to :]
+        out = [*closed, *self._tail]
+        if rest:
+            blank_before = content.endswith("\n\n", 0, self._tail_to)
+            out.append(Segment("plain", rest, BLOCK_GAP if out and blank_before else 0))
+        return out
+
+    def finish(self, content: str) -> list[Segment]:
+        """The final segments of ``content``: the open tail is rendered once (with colours)."""
+        tail = self.stream.tail(content)
+        if tail.strip():
+            block_starts(tail, {"references": self.stream.references})  # its reference definitions
+            self._close(tail)
+        # A reference definition that came after a block using it: render that block again.
+        known = len(self.stream.references)
+        stale = {i for i, n in enumerate(self._ref_counts) if n < known and "]" in self._sources[i]}
+        if stale:
+            blocks: list[MarkdownBlock] = []
+            pos = 0
+            for i, source in enumerate(self._sources):
+                count = self._counts[i]
+                blocks.extend(self._render(source) if i in stale else self.blocks[pos : pos + count])
+                pos += count
+            self.blocks = blocks
+            self._builder = SegmentBuilder()
+            for block in blocks:
+                self._builder.add(block)
+        self._tail = []
+        return self._builder.segments
