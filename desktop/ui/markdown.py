@@ -171,8 +171,10 @@ def _make_parser() -> MarkdownIt:
 _MD = _make_parser()
 
 
-def block_starts(src: str, env: dict[str, Any]) -> list[tuple[int, int]]:
-    """The top-level blocks of ``src`` as ``(first line, character offset)``, without rendering.
+def block_starts(src: str, env: dict[str, Any]) -> list[tuple[int, int, str]]:
+    """The top-level blocks of ``src`` as ``(first line, character offset, token type)``.
+
+    Only the block structure is parsed (no inline parsing, no rendering).
 
     Args:
         src: Markdown source (lines separated by ``\\n``).
@@ -180,15 +182,16 @@ def block_starts(src: str, env: dict[str, Any]) -> list[tuple[int, int]]:
             ``env["references"]``.
 
     Returns:
-        One entry per top-level block, in order (reference definitions make no block).
+        One entry per top-level block, in order (reference definitions make no block); the type
+        is markdown-it's opening token type (``paragraph_open``, ``fence``, ``bullet_list_open``...).
     """
     state = StateBlock(src, _MD, env, [])
     _MD.block.tokenize(state, 0, state.lineMax)
-    out: list[tuple[int, int]] = []
+    out: list[tuple[int, int, str]] = []
     for tok in state.tokens:
         if tok.level == 0 and tok.nesting >= 0 and tok.map is not None:
             line = tok.map[0]
-            out.append((line, state.bMarks[line]))
+            out.append((line, state.bMarks[line], tok.type))
     return out
 
 
@@ -353,18 +356,21 @@ class _Renderer:
         return out
 
 
-def render_markdown(text: str, theme: MarkdownTheme | None = None) -> str:
+def render_markdown(
+    text: str, theme: MarkdownTheme | None = None, *, references: dict[str, Any] | None = None
+) -> str:
     """Convert Markdown ``text`` to the Qt rich-text HTML subset.
 
     Args:
         text: Untrusted Markdown (model output).
         theme: Colours; the light default when None.
+        references: Link reference definitions known from elsewhere (see ``render_markdown_blocks``).
 
     Returns:
         An HTML fragment. It contains no ``<img>``, no ``url(...)`` and no active content, and
         every character of ``text`` outside recognised syntax is escaped.
     """
-    return "".join(b.html for b in render_markdown_blocks(text, theme))
+    return "".join(b.html for b in render_markdown_blocks(text, theme, references=references))
 
 
 def render_markdown_blocks(

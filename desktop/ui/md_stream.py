@@ -5,8 +5,10 @@ re-tokenises (block structure only, no rendering) the *tail*: the text from the 
 last top-level block that is not known to be complete, up to the last complete line. A top-level
 block is closed when markdown-it says the next top-level block began on a complete line: lines
 already seen can then never change it (CommonMark looks at most one line ahead, and the partial
-last line is never looked at). Each closed block's source is handed out exactly once, in order;
-the caller renders it once and never again.
+last line is never looked at). A paragraph, heading, table, quote or rule followed by a blank
+line is closed too: nothing after a blank line can continue it (lists, code blocks and fences
+can be continued, so they wait for the next block). Each closed block's source is handed out
+exactly once, in order; the caller renders it once and never again.
 
 The work per call is bounded however long the tail grows: an open fenced code block is only
 scanned for its closing fence in the new lines, and any other tail longer than ``PARSE_LIMIT`` is
@@ -23,9 +25,10 @@ from desktop.ui.markdown import block_starts
 
 __all__ = ["BlockStream", "PARSE_LIMIT"]
 
-PARSE_LIMIT = 16_000
+PARSE_LIMIT = 1024
 """A tail longer than this (characters) is re-tokenised only after growing by a quarter."""
 _FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})")
+_ENDED_BY_BLANK_LINE = frozenset({"paragraph_open", "heading_open", "table_open", "blockquote_open", "hr"})
 
 
 class BlockStream:
@@ -76,9 +79,12 @@ class BlockStream:
         self._tokenised_size = len(complete)
         out: list[str] = []
         prev = 0
-        for _line, offset in starts[1:]:
+        for _line, offset, _kind in starts[1:]:
             out.append(complete[prev:offset])
             prev = offset
+        if starts and starts[-1][2] in _ENDED_BY_BLANK_LINE and _ends_with_blank_line(complete):
+            out.append(complete[prev:])
+            prev = len(complete)
         self.closed_end = start + prev
         if out:
             self._tokenised_size = len(complete) - prev
@@ -86,14 +92,25 @@ class BlockStream:
         return out
 
     def _watch_fence(self, text: str) -> None:
-        """When the open tail is a fenced code block, remember how its closing fence looks."""
+        """When the open tail is an unclosed fenced code block, remember how its closing fence looks."""
+        self._fence_close = None
         m = _FENCE_OPEN.match(text, self.closed_end)
         if m is None:
-            self._fence_close = None
             return
+        opening_end = text.find("\n", m.end())
+        if opening_end < 0 or "`" in text[m.end() : opening_end] and m.group(1)[0] == "`":
+            return  # the opening line is incomplete, or not a fence (a backtick fence's info has none)
         marker = m.group(1)
-        self._fence_close = re.compile(rf"(?m)^ {{0,3}}{re.escape(marker[0])}{{{len(marker)},}}[ \t]*$")
+        close = re.compile(rf"(?m)^ {{0,3}}{re.escape(marker[0])}{{{len(marker)},}}[ \t]*$")
+        if close.search(text, opening_end + 1, self._parsed_to) is None:
+            self._fence_close = close  # still open: only a closing fence can change anything
 
     def tail(self, text: str) -> str:
         """The open part of ``text`` (from the first block not handed out yet)."""
         return text[self.closed_end :]
+
+
+def _ends_with_blank_line(complete: str) -> bool:
+    """True when the last line of ``complete`` (which ends with a newline) is blank."""
+    last = complete.rfind("\n", 0, len(complete) - 1)
+    return last >= 0 and not complete[last + 1 : -1].strip(" \t")

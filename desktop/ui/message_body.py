@@ -205,6 +205,14 @@ class MessageBody(QWidget):
         return "\n".join(seg.toPlainText() for seg in self.segments)
 
 
+def _uses(source: str, labels: list[str]) -> bool:
+    """True when ``source`` may use one of the reference ``labels`` (markdown-it's normalised keys)."""
+    if "]" not in source:
+        return False
+    flat = " ".join(source.lower().split())
+    return any(f"[{' '.join(label.lower().split())}]" in flat for label in labels)
+
+
 class StreamedBody:
     """The segments of one streamed answer: closed blocks rendered once, the open tail live.
 
@@ -274,12 +282,13 @@ class StreamedBody:
     def finish(self, content: str) -> list[Segment]:
         """The final segments of ``content``: the open tail is rendered once (with colours)."""
         tail = self.stream.tail(content)
-        if tail.strip():
-            block_starts(tail, {"references": self.stream.references})  # its reference definitions
+        # Its reference definitions are needed first; a tail of definitions only renders nothing.
+        if tail.strip() and block_starts(tail, {"references": self.stream.references}):
             self._close(tail)
         # A reference definition that came after a block using it: render that block again.
-        known = len(self.stream.references)
-        stale = {i for i, n in enumerate(self._ref_counts) if n < known and "]" in self._sources[i]}
+        labels = list(self.stream.references)
+        counts = self._ref_counts
+        stale = {i for i, n in enumerate(counts) if n < len(labels) and _uses(self._sources[i], labels[n:])}
         if stale:
             blocks: list[MarkdownBlock] = []
             pos = 0
