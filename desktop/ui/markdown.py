@@ -114,6 +114,9 @@ class MarkdownBlock:
         code: For a code block: the raw code (no fence, no trailing newline); None otherwise.
         lang: For a code block: the language of its info string ("" when none).
         code_html: For a code block: the highlighted ``<pre>`` alone (without frame and label).
+        tables: One entry per ``<table>`` of ``html``, in document order: the raw code of a code
+            block (shown as a one-cell table), None for a Markdown table. A view uses it to put a
+            Copy button on each code block.
     """
 
     html: str
@@ -121,6 +124,7 @@ class MarkdownBlock:
     code: str | None = None
     lang: str = ""
     code_html: str = ""
+    tables: tuple[str | None, ...] = ()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -200,10 +204,10 @@ def block_starts(src: str, env: dict[str, Any]) -> list[tuple[int, int, str]]:
 
 
 def code_block_html(pre: str, lang: str, theme: MarkdownTheme) -> str:
-    """A code block as Qt rich text: ``pre`` (from ``highlight_code``) in a framed cell, with its label."""
-    label = ""
-    if lang:
-        label = f"<p style='margin:0 0 4px 0; color:{theme.muted}; font-size:small'>{html.escape(lang)}</p>"
+    """A code block as Qt rich text: ``pre`` (from ``highlight_code``) in a framed cell, under a
+    label line (the language, or "code") that leaves room for the view's Copy button."""
+    style = f"margin:2px 0 8px 0; color:{theme.muted}; font-size:small"
+    label = f"<p style='{style}'>{html.escape(lang or 'code')}</p>"
     return (
         f"<table width='100%' cellspacing='0' cellpadding='8' border='0' "
         f"style='background-color:{theme.code_bg}; margin-top:6px; margin-bottom:6px; "
@@ -287,7 +291,8 @@ class _Renderer:
         code = tok.content[:-1] if tok.content.endswith("\n") else tok.content
         lang = tok.info.strip().split(maxsplit=1)[0] if tok.info.strip() else ""
         pre = highlight_code(code, lang if self.highlight else "", self.theme.dark)
-        return MarkdownBlock(code_block_html(pre, lang, self.theme), code=code, lang=lang, code_html=pre)
+        html_ = code_block_html(pre, lang, self.theme)
+        return MarkdownBlock(html_, code=code, lang=lang, code_html=pre, tables=(code,))
 
     def open_tag(self, tok: Token) -> str:  # noqa: C901 - one branch per token kind reads best
         kind = tok.type
@@ -329,6 +334,7 @@ class _Renderer:
         """One ``MarkdownBlock`` per top-level block of ``tokens``."""
         out: list[MarkdownBlock] = []
         parts: list[str] = []
+        tables: list[str | None] = []
         plain: str | None = None
         for i, tok in enumerate(tokens):
             kind = tok.type
@@ -338,6 +344,7 @@ class _Renderer:
                     out.append(block)
                     continue
                 parts.append(block.html)
+                tables.append(block.code)
             elif kind == "inline":
                 children = tok.children or []
                 parts.append(_inline(children))
@@ -346,13 +353,14 @@ class _Renderer:
                 ) and "://" not in tok.content:
                     plain = "".join(c.content if c.type == "text" else "\n" for c in children)
             else:
+                if kind == "table_open":
+                    tables.append(None)
                 parts.append(self.open_tag(tok))
             if tok.level == 0 and tok.nesting <= 0:
-                out.append(MarkdownBlock("".join(parts), plain))
-                parts = []
-                plain = None
+                out.append(MarkdownBlock("".join(parts), plain, tables=tuple(tables)))
+                parts, tables, plain = [], [], None
         if parts:
-            out.append(MarkdownBlock("".join(parts), plain))
+            out.append(MarkdownBlock("".join(parts), plain, tables=tuple(tables)))
         return out
 
 

@@ -1,8 +1,8 @@
 """The body of an assistant message: Markdown as stacked segments, streamed block by block.
 
-A body is a stack of *segments*: rich text (``MarkdownView``: consecutive blocks grouped up to
-``GROUP_CHARS`` of HTML), plain text (``TextFlowView``: a long paragraph without inline markup,
-and the line being streamed) and code (``CodeBlockView``: one top-level code block, with Copy).
+A body is a stack of *segments*: rich text (``MarkdownView``: consecutive blocks, code blocks
+included, grouped up to ``GROUP_CHARS`` of HTML; each code block gets a Copy button) and plain
+text (``TextFlowView``: a long paragraph without inline markup, and the line being streamed).
 
 ``StreamedBody`` is the incremental pipeline: while an answer streams, ``BlockStream`` says which
 top-level blocks are complete; each is rendered once (``render_markdown_blocks`` of its own
@@ -18,10 +18,11 @@ import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QSizePolicy, QVBoxLayout, QWidget
 
 from desktop.ui.markdown import MarkdownBlock, MarkdownTheme, block_starts, render_markdown_blocks
-from desktop.ui.markdown_view import CodeBlockView, MarkdownView
+from desktop.ui.markdown_view import MarkdownView
 from desktop.ui.md_stream import BlockStream
 from desktop.ui.textflow import TextFlowView
 
@@ -36,6 +37,7 @@ __all__ = [
     "PLAIN_SEGMENT_CHARS",
     "GROUP_CHARS",
     "BLOCK_GAP",
+    "RENDER_BUDGET",
 ]
 
 LIVE_MARKDOWN_LIMIT = 6000
@@ -48,24 +50,25 @@ GROUP_CHARS = 6000
 """Consecutive rich-text blocks share one ``MarkdownView`` until its HTML reaches this size."""
 BLOCK_GAP = 12
 """Space between two stacked body segments: Qt's collapsed margin between two paragraphs."""
+RENDER_BUDGET = 0.004
+"""Seconds of block rendering one update of a streamed body may spend (at least one block)."""
 
 
 class Segment(NamedTuple):
     """What one body segment shows.
 
     Attributes:
-        kind: ``"html"`` (rich text), ``"plain"`` (plain text) or ``"code"`` (a code block).
-        payload: the HTML, the plain text, or the code's ``<pre>`` HTML.
+        kind: ``"html"`` (rich text) or ``"plain"`` (plain text).
+        payload: the HTML or the plain text.
         gap: empty pixels above the segment.
-        code: for a code block, the raw code (what Copy copies).
-        lang: for a code block, its language.
+        tables: for rich text, its tables in document order: the raw code of a code block, None
+            for a Markdown table (``MarkdownBlock.tables`` of its blocks, joined).
     """
 
     kind: str
     payload: str
     gap: int
-    code: str = ""
-    lang: str = ""
+    tables: tuple[str | None, ...] = ()
 
 
 class SegmentBuilder:
@@ -85,21 +88,18 @@ class SegmentBuilder:
 
     def add(self, block: MarkdownBlock) -> None:
         """Append ``block``: to the open rich-text group, or as a segment of its own."""
-        if block.code is not None:
-            self._group = []
-            self.segments.append(Segment("code", block.code_html, self._gap(), block.code, block.lang))
-        elif block.plain is not None and len(block.plain) >= PLAIN_SEGMENT_CHARS:
+        if block.plain is not None and len(block.plain) >= PLAIN_SEGMENT_CHARS:
             self._group = []
             self.segments.append(Segment("plain", block.plain, self._gap()))
         elif self._group:
             self._group.append(block.html)
             self._group_chars += len(block.html)
             last = self.segments[-1]
-            self.segments[-1] = last._replace(payload="".join(self._group))
+            self.segments[-1] = last._replace(payload="".join(self._group), tables=last.tables + block.tables)
         else:
             self._group = [block.html]
             self._group_chars = len(block.html)
-            self.segments.append(Segment("html", block.html, self._gap()))
+            self.segments.append(Segment("html", block.html, self._gap(), block.tables))
         if self._group_chars >= GROUP_CHARS:
             self._group = []
             self._group_chars = 0
@@ -120,16 +120,16 @@ def body_segments(blocks: list[MarkdownBlock]) -> list[Segment]:
     return builder.segments
 
 
-_SegmentWidget = MarkdownView | TextFlowView | CodeBlockView
-_KINDS: dict[str, type[_SegmentWidget]] = {"html": MarkdownView, "plain": TextFlowView, "code": CodeBlockView}
+_SegmentWidget = MarkdownView | TextFlowView
+_KINDS: dict[str, type[_SegmentWidget]] = {"html": MarkdownView, "plain": TextFlowView}
 
 
 class MessageBody(QWidget):
     """The body of an assistant message: rich-text, plain-text and code segments, stacked.
 
     Its object name is ``messageBodyStack``; each rich-text segment is a ``MarkdownView``
-    (``messageBody``), each code block a ``CodeBlockView`` (``codeBlock``), and a long paragraph
-    without markup, and the line being streamed, a ``TextFlowView``.
+    (``messageBody``, with a ``copyCodeButton`` on each code block), and a long paragraph without
+    markup, and the line being streamed, a ``TextFlowView``.
 
     Attributes:
         segments: the segment widgets shown, top to bottom.
@@ -166,6 +166,8 @@ class MessageBody(QWidget):
             want = _KINDS[spec.kind]
             if type(seg) is not want:
                 new = want(self)
+                if self.isVisible() or self.testAttribute(Qt.WidgetAttribute.WA_Resized):
+                    new.resize(self.width(), new.height())  # the width it will have: laid out once
                 new.copy_message = self.copy_message
                 new.setAccessibleName(self._accessible)
                 if seg is None:
@@ -178,9 +180,7 @@ class MessageBody(QWidget):
                     self.segments[i] = new
                 seg = new
             if isinstance(seg, MarkdownView):
-                seg.set_html(spec.payload, theme)
-            elif isinstance(seg, CodeBlockView):
-                seg.set_code(spec.code, spec.lang, spec.payload, theme)
+                seg.set_html(spec.payload, theme, spec.tables)
             else:
                 seg.set_color(theme.text)
                 seg.set_text(spec.payload)
@@ -216,6 +216,10 @@ def _uses(source: str, labels: list[str]) -> bool:
 class StreamedBody:
     """The segments of one streamed answer: closed blocks rendered once, the open tail live.
 
+    Each update renders closed blocks for at most ``RENDER_BUDGET`` seconds (at least one block);
+    blocks left over (a burst of text arrived at once) wait for the next frame, their text shown
+    as it is meanwhile, and ``busy`` says so.
+
     Attributes:
         theme: the theme blocks are rendered with.
         stream: which blocks are complete.
@@ -232,10 +236,18 @@ class StreamedBody:
         self._ref_counts: list[int] = []  # references known when each closed block was rendered
         self._counts: list[int] = []  # how many blocks each closed source rendered to
         self._builder = SegmentBuilder()
+        self._pending: list[str] = []  # closed sources waiting to be rendered
+        self._rendered_end = 0  # where the text of the rendered blocks ends
+        self._finished = False
         self._tail: list[Segment] = []  # the tail's Markdown part, rendered from [_tail_from, _tail_to)
         self._tail_from = -1
         self._tail_to = -1
         self._last_tail = 0.0
+
+    @property
+    def busy(self) -> bool:
+        """True while closed blocks wait to be rendered (call ``live``/``finish`` again next frame)."""
+        return bool(self._pending)
 
     def _render(self, source: str, *, highlight: bool = True) -> list[MarkdownBlock]:
         self.renders += 1
@@ -250,11 +262,31 @@ class StreamedBody:
         self._counts.append(len(blocks))
         self._sources.append(source)
         self._ref_counts.append(len(self.stream.references))
+        self._rendered_end += len(source)
+
+    def _drain(self) -> None:
+        """Render pending closed blocks: at least one, then while ``RENDER_BUDGET`` lasts."""
+        deadline = time.perf_counter() + RENDER_BUDGET
+        if self._pending:
+            self._close(self._pending.pop(0))
+        while self._pending and time.perf_counter() < deadline:
+            self._close(self._pending.pop(0))
+
+    def _behind(self, content: str) -> list[Segment]:
+        """The segments while blocks wait: the rendered ones, then the rest of the text as it is."""
+        out = list(self._builder.segments)
+        rest = content[self._rendered_end :]
+        if rest:
+            out.append(Segment("plain", rest, BLOCK_GAP if out else 0))
+        return out
 
     def live(self, content: str) -> list[Segment]:
         """The segments showing ``content`` (the whole text so far) while it streams."""
-        for source in self.stream.advance(content):
-            self._close(source)
+        self._pending += self.stream.advance(content)
+        self._drain()
+        if self._pending:
+            self._tail_from = -1
+            return self._behind(content)
         start = self.stream.closed_end
         closed = self._builder.segments
         gap = BLOCK_GAP if closed else 0
@@ -280,25 +312,40 @@ class StreamedBody:
         return out
 
     def finish(self, content: str) -> list[Segment]:
-        """The final segments of ``content``: the open tail is rendered once (with colours)."""
-        tail = self.stream.tail(content)
-        # Its reference definitions are needed first; a tail of definitions only renders nothing.
-        if tail.strip() and block_starts(tail, {"references": self.stream.references}):
-            self._close(tail)
-        # A reference definition that came after a block using it: render that block again.
+        """The final segments of ``content``: the open tail is rendered once (with colours).
+
+        When blocks are still waiting (``busy``), call again next frame with the same content.
+        """
+        if not self._finished:
+            self._finished = True
+            tail = self.stream.tail(content)
+            # Its reference definitions are needed first; a tail of definitions only renders nothing.
+            if tail.strip() and block_starts(tail, {"references": self.stream.references}):
+                self._pending.append(tail)
+            else:
+                self._rendered_end = len(content)
+        self._drain()
+        if self._pending:
+            return self._behind(content)
+        self._refresh_late_references()
+        self._tail = []
+        return self._builder.segments
+
+    def _refresh_late_references(self) -> None:
+        """Render again the blocks that use a reference defined after they were rendered."""
         labels = list(self.stream.references)
         counts = self._ref_counts
         stale = {i for i, n in enumerate(counts) if n < len(labels) and _uses(self._sources[i], labels[n:])}
-        if stale:
-            blocks: list[MarkdownBlock] = []
-            pos = 0
-            for i, source in enumerate(self._sources):
-                count = self._counts[i]
-                blocks.extend(self._render(source) if i in stale else self.blocks[pos : pos + count])
-                pos += count
-            self.blocks = blocks
-            self._builder = SegmentBuilder()
-            for block in blocks:
-                self._builder.add(block)
-        self._tail = []
-        return self._builder.segments
+        if not stale:
+            return
+        blocks: list[MarkdownBlock] = []
+        pos = 0
+        for i, source in enumerate(self._sources):
+            count = self._counts[i]
+            blocks.extend(self._render(source) if i in stale else self.blocks[pos : pos + count])
+            pos += count
+        self.blocks = blocks
+        self._builder = SegmentBuilder()
+        for block in blocks:
+            self._builder.add(block)
+        self._ref_counts = [len(labels)] * len(self._sources)

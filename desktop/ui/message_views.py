@@ -300,17 +300,24 @@ class AssistantMessageView(MessageView):
             return
         if not self.body.isVisible():
             self.body.setVisible(True)
+        margins = self._lay.contentsMargins()
+        body_width = self.width() - margins.left() - margins.right()
+        sized = self.testAttribute(Qt.WidgetAttribute.WA_Resized)  # by the transcript, before the layout
+        if sized and not self.isVisible() and body_width > 0 and self.body.width() != body_width:
+            self.body.resize(body_width, self.body.height())  # not laid out yet: its segments get it
         streamed = self._streamed
         if streamed is not None and (not content.startswith(self._shown) or streamed.theme != theme):
             streamed = self._streamed = None  # replaced rather than extended (rare): start over
         if not live:
             if not self._rendered_final or self._shown != content:
                 if streamed is not None:  # the end of a stream: only the open tail is rendered
-                    specs = streamed.finish(content)
+                    self.body.show_segments(streamed.finish(content), theme)
+                    self._shown = content
+                    if streamed.busy:  # blocks of a burst still wait: next frame (``rendering()``)
+                        return
                 else:
-                    specs = body_segments(render_markdown_blocks(content, theme))
-                self.body.show_segments(specs, theme)
-                self._shown = content
+                    self.body.show_segments(body_segments(render_markdown_blocks(content, theme)), theme)
+                    self._shown = content
                 self._rendered_final = True
                 self._streamed = None
             return
@@ -321,6 +328,10 @@ class AssistantMessageView(MessageView):
             streamed = self._streamed = StreamedBody(theme)
         self.body.show_segments(streamed.live(content), theme)
         self._shown = content
+
+    def rendering(self) -> bool:
+        """True while streamed blocks wait to be rendered: ``sync`` again at the next frame."""
+        return self._streamed is not None and self._streamed.busy
 
     def set_theme(self, theme: MarkdownTheme) -> None:
         """Use ``theme`` from now on and re-render a finished body with it."""

@@ -135,12 +135,9 @@ QTextBrowser#messageBody, QPlainTextEdit#thinkingBody {{
     border: none; background: transparent; padding: 0; margin: 0; color: {c.text};
 }}
 QPlainTextEdit#thinkingBody {{ color: {c.muted}; }}
-QFrame#codeFrame {{ background: {c.code_bg}; border: 1px solid {c.subtle_border}; border-radius: 6px; }}
-QTextBrowser#codeBody {{ border: none; background: transparent; padding: 0; margin: 0; color: {c.text}; }}
-QLabel#codeLang {{ color: {c.muted}; background: transparent; border: none; }}
 QToolButton#copyCodeButton {{
-    border: 1px solid transparent; border-radius: 5px; padding: 0 6px; color: {c.muted};
-    background: transparent;
+    border: 1px solid {c.subtle_border}; border-radius: 5px; padding: 0 6px; color: {c.muted};
+    background: {c.code_bg};
 }}
 QToolButton#copyCodeButton:hover {{ border-color: {c.border}; color: {c.text}; }}
 QFrame#message {{ background: transparent; border: none; }}

@@ -157,6 +157,7 @@ class Transcript(QScrollArea):
         self._dirty: set[str] = set()
         self._dirty_calls: set[str] = set()
         self._live: set[str] = set()
+        self._ended: set[str] = set()  # ended streaming before their view was built
         self._cards: dict[str, tuple[ToolCard, AssistantMessageView]] = {}
         self._owned_calls: set[str] = set()
         self._decisions: dict[str, CardMark] = {}
@@ -209,6 +210,7 @@ class Transcript(QScrollArea):
         self._dirty.clear()
         self._dirty_calls.clear()
         self._live.clear()
+        self._ended.clear()
         msgs = conv.messages
         self._owned_calls = {
             c.id for m in msgs if m.role == "assistant" and m.tool_calls for c in m.tool_calls
@@ -316,15 +318,23 @@ class Transcript(QScrollArea):
             self._first_id = None
         elif self._first_id is None:
             self._first_id = msgs[0].id
+        behind: set[str] = set()  # views with blocks of a burst still to render
         for msg in msgs[self._known :]:
-            self._dirty.discard(msg.id)
+            # A message that streamed and ended before its first frame is built as streamed, then
+            # finished like any other (its blocks rendered a frame budget at a time).
+            ended = msg.id in self._ended
+            if not ended:
+                self._dirty.discard(msg.id)
             if msg.role == "assistant" and msg.tool_calls:
                 self._owned_calls.update(c.id for c in msg.tool_calls)
-            view = self._make_view(msg, live=msg.id in self._live)
+            view = self._make_view(msg, live=msg.id in self._live or ended)
             if view is not None:
                 self._vbox.insertWidget(1 + len(self._order), view)
                 self._order.append(view)
+                if isinstance(view, AssistantMessageView) and view.rendering():
+                    behind.add(msg.id)
         self._known = len(msgs)
+        self._ended.clear()
         self._empty.setVisible(not msgs)
         if self._dirty:
             for mid in self._dirty:
@@ -336,6 +346,8 @@ class Transcript(QScrollArea):
                     if found.role == "assistant" and found.tool_calls:
                         self._owned_calls.update(c.id for c in found.tool_calls)
                     view.sync(found, live=mid in self._live)
+                    if isinstance(view, AssistantMessageView) and view.rendering():
+                        behind.add(mid)
             self._dirty.clear()
         if self._dirty_calls:
             for call_id in self._dirty_calls:
@@ -347,11 +359,18 @@ class Transcript(QScrollArea):
                 if found is not None:
                     owner.sync(found, live=owner.message_id in self._live)
             self._dirty_calls.clear()
+        if behind:  # a burst of blocks is rendered over the next frames, a budget at a time
+            self._dirty.update(behind)
+            self._frames.request(self._frame_key, self._flush_in_tick)
         if settle_layout:
             # Resolve the size changes now (they cascade up through nested layouts, one posted event
             # per level otherwise), so the scroll position follows and the frame is painted once.
             settle()
         self.rendered.emit()
+
+    def is_rendering(self) -> bool:
+        """True while a render of this transcript waits for a frame (new text, or blocks of a burst)."""
+        return self._frames.is_pending(self._frame_key)
 
     def views(self) -> list[MessageView]:
         """The message widgets currently built, oldest first."""
@@ -470,6 +489,7 @@ class Transcript(QScrollArea):
     def _end_live(self) -> None:
         if self._live:
             self._dirty.update(self._live)
+            self._ended.update(self._live)
             self._live = set()
 
     def _find(self, message_id: str) -> ChatMessage | None:
@@ -490,6 +510,10 @@ class Transcript(QScrollArea):
             assistant = AssistantMessageView(
                 msg, theme=self.theme, meta_text=self._meta_text, parent=self._content
             )
+            margins = self._vbox.contentsMargins()
+            width = self.viewport().width() - margins.left() - margins.right()
+            if width > 0:  # the width the layout will give it: its text is laid out once, not twice
+                assistant.resize(width, assistant.height())
             # Connected before the first sync, which announces the cards already in the message.
             assistant.card_created.connect(partial(self._on_card_created, assistant))
             assistant.card_decided.connect(self.decision)

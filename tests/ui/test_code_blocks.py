@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QToolButton
 
 from desktop.core.chat.types import ChatMessage
 from desktop.ui.markdown import MarkdownTheme, render_markdown_blocks
-from desktop.ui.markdown_view import CodeBlockView
+from desktop.ui.markdown_view import MarkdownView
 from desktop.ui.md_code import highlight_code
 from desktop.ui.message_views import AssistantMessageView
 from desktop.ui.node_style import markdown_theme, node_colors
@@ -81,24 +81,57 @@ def test_colours_follow_the_theme(qapp: Any) -> None:
     assert block.code_html == highlight_code("def f(): pass", "py", dark=True)
 
 
-def test_copy_button_copies_exactly_the_code(qtbot: Any) -> None:
+def test_each_code_block_has_a_copy_button_that_copies_exactly_the_code(qtbot: Any) -> None:
     md = (
-        f"Intro.\n\n```python\n{PY}\n```\n\n"
-        "- item\n\n  ```\n  nested is not top level\n  ```\n\n~~~\nplain <b>\n~~~\n"
+        f"Intro.\n\n```python\n{PY}\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
+        "- item\n\n  ```\n  nested in a list\n  ```\n\n~~~\nplain <b>\n~~~\n"
     )
     view = assistant_view(qtbot, md)
-    blocks = view.findChildren(CodeBlockView)
-    assert [b.lang for b in blocks] == ["python", ""]
     buttons = view.findChildren(QToolButton, "copyCodeButton")
-    assert len(buttons) == 2 and all(b.isVisible() for b in buttons)
+    assert len(buttons) == 3 and all(b.isVisible() and b.text() == "Copy" for b in buttons)
     clipboard = QGuiApplication.clipboard()
-    clipboard.setText("before")
-    qtbot.mouseClick(buttons[0], Qt.MouseButton.LeftButton)
-    assert clipboard.text() == PY
-    qtbot.mouseClick(buttons[1], Qt.MouseButton.LeftButton)
-    assert clipboard.text() == "plain <b>"
-    assert blocks[0].toPlainText() == "python\n" + PY
-    assert "nested is not top level" in view.toPlainText()
+    copied = []
+    for button in sorted(buttons, key=lambda b: b.mapTo(view, b.rect().topLeft()).y()):
+        clipboard.setText("before")
+        qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+        copied.append(clipboard.text())
+    assert copied == [PY, "nested in a list", "plain <b>"]
+    # Each button sits on its own code block: inside the view, right-aligned, under the block's top.
+    seg = view.body.segments[0]
+    assert isinstance(seg, MarkdownView)
+    for button in seg.copy_buttons:
+        code = seg.code_for(button)
+        first_line = code.split("\n")[0]
+        cursor = seg.document().find(first_line)
+        line_top = seg.cursorRect(cursor).top()
+        assert button.geometry().center().y() < line_top  # on the label line above the code
+        assert button.geometry().right() <= seg.viewport().width()
+        assert button.geometry().left() > seg.viewport().width() // 2
+    text = view.toPlainText()
+    assert "python\n" + PY in text and "code\nplain <b>" in text  # language (or "code") above the code
+
+
+def test_copy_buttons_follow_streamed_and_replaced_content(qtbot: Any) -> None:
+    msg = ChatMessage(id="a1", role="assistant", content="", ts=0)
+    view = AssistantMessageView(msg, theme=MarkdownTheme(), meta_text=lambda m: "")
+    qtbot.addWidget(view)
+    view.resize(600, 400)
+    view.show()
+    text = "One:\n\n```js\nlet a = 1;\n```\n\nTwo:\n\n```js\nlet b = 2;\n```\n"
+    for end in range(1, len(text) + 1):
+        msg.content = text[:end]
+        view.sync(msg, live=True)
+    view.sync(msg, live=False)
+
+    def visible() -> list[QToolButton]:
+        return [b for b in view.findChildren(QToolButton, "copyCodeButton") if b.isVisible()]
+
+    qtbot.waitUntil(lambda: len(visible()) == 2)
+    buttons = visible()
+    assert all(0 < b.x() < view.width() for b in buttons)
+    codes = sorted(seg.code_for(b) for seg in view.body.segments if isinstance(seg, MarkdownView)
+                   for b in seg.copy_buttons)
+    assert len(buttons) == 2 and codes == ["let a = 1;", "let b = 2;"]
 
 
 def test_a_5000_line_block_is_highlighted_once_in_reasonable_time(qapp: Any) -> None:

@@ -98,7 +98,7 @@ def test_hard_and_soft_breaks(qapp: Any) -> None:
 
 def test_fenced_code_with_longer_fences_and_tildes(qapp: Any) -> None:
     text, _, _ = shown("````markdown\n```python\nprint(1)\n```\n````\n\n~~~\n~~~ not the end\n~~~")
-    assert lines(text) == ["markdown", "```python", "print(1)", "```", "~~~ not the end"]
+    assert lines(text) == ["markdown", "```python", "print(1)", "```", "code", "~~~ not the end"]
 
 
 def test_images_become_links_showing_alt_text_and_load_nothing(qapp: Any) -> None:

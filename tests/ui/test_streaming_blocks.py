@@ -220,7 +220,7 @@ def test_a_huge_paragraph_and_code_block_are_never_rerendered_whole_while_stream
     msg.content = text
     view.sync(msg, live=False)
     assert rec.calls[len(live_calls) :] == [(f"```python\n{code}```\n", True)]
-    assert view.toPlainText().endswith(code.rstrip("\n"))
+    assert view.toPlainText().rstrip("\n").endswith(code.rstrip("\n"))
 
 
 def test_a_reference_defined_after_its_use_re_renders_that_block_only(qtbot: Any, monkeypatch: Any) -> None:
@@ -249,9 +249,50 @@ def test_streaming_through_a_node_ends_as_a_one_shot_render(qtbot: Any, make_env
     qtbot.waitUntil(lambda: node.transcript.view_for("m1") is not None)
     view = node.transcript.view_for("m1")
     assert isinstance(view, AssistantMessageView)
-    qtbot.waitUntil(lambda: "The end" in view.toPlainText())  # the frames have caught up
+    qtbot.waitUntil(lambda: "The end" in view.toPlainText() and not node.transcript.is_rendering())
     assert isinstance(view._streamed, message_body.StreamedBody) and len(view._streamed._sources) >= 19
     env.bridge.broadcast(node.node_id, Done("end_turn", message_id="m1"))
+    qtbot.waitUntil(lambda: not node.transcript.is_rendering())
+    one_shot, _ = make_view(qtbot, text)
+    one_shot.sync(ChatMessage(id="x", role="assistant", content=text, ts=0), live=False)
+    assert view.toPlainText() == one_shot.toPlainText()
+
+
+def test_a_burst_is_rendered_a_budget_at_a_time_showing_its_text_meanwhile(
+    qtbot: Any, monkeypatch: Any
+) -> None:
+    monkeypatch.setattr(message_body, "RENDER_BUDGET", 0.0)  # one block per update
+    rec = Recorder(monkeypatch)
+    text = "".join(f"Paragraph {i} with *some* markup.\n\n" for i in range(30)) + "Last one."
+    view, msg = make_view(qtbot)
+    msg.content = text
+    view.sync(msg, live=True)  # the whole answer arrives before the first frame
+    assert len(rec.calls) == 1 and view.rendering()
+    rest = text[len("Paragraph 0 with *some* markup.\n\n") :]
+    assert view.toPlainText().endswith(rest)  # the rest shown as it is until its blocks are rendered
+    view.sync(msg, live=False)  # Done: still one block per frame
+    updates = 1
+    while view.rendering():
+        view.sync(msg, live=False)
+        updates += 1
+    assert updates == 30 and len(rec.calls) == 31  # 30 paragraphs, then the tail, each rendered once
+    one_shot, _ = make_view(qtbot, text)
+    one_shot.sync(ChatMessage(id="x", role="assistant", content=text, ts=0), live=False)
+    assert view.toPlainText() == one_shot.toPlainText()
+
+
+def test_a_node_catches_up_with_a_burst_over_frames(qtbot: Any, make_env: Any, monkeypatch: Any) -> None:
+    monkeypatch.setattr(message_body, "RENDER_BUDGET", 0.0)
+    env: NodeEnv = make_env()
+    node = env.node
+    text = answer(40, seed=5)
+    env.bridge.broadcast(node.node_id, Delta(text, message_id="b1"))
+    env.bridge.broadcast(node.node_id, Done("end_turn", message_id="b1"))
+    view = node.transcript.view_for("b1")
+    assert isinstance(view, AssistantMessageView) and view.rendering()  # Done did not render it all
+    assert node.transcript.is_rendering()
+    qtbot.waitUntil(lambda: not node.transcript.is_rendering(), timeout=10000)
+    assert not view.rendering()
     one_shot, _ = make_view(qtbot, text)
     one_shot.sync(ChatMessage(id="x", role="assistant", content=text, ts=0), live=False)
     assert view.toPlainText() == one_shot.toPlainText()
