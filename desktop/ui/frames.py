@@ -28,7 +28,7 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QTimer
 
 log = logging.getLogger(__name__)
 
-__all__ = ["FrameScheduler", "frame_scheduler", "settle", "FRAME_MS", "FRAME_BUDGET_MS"]
+__all__ = ["FrameScheduler", "frame_scheduler", "settle", "FRAME_MS", "FRAME_BUDGET_MS", "CATCH_UP_MS"]
 
 FRAME_MS = 16
 """Delay from the first request to the tick that serves it."""
@@ -42,6 +42,8 @@ that follows it), so rendering takes at most ~1/12 of the time however fast text
 that costs under ~1.3 ms (an answer streaming at a normal speed) keeps the 16 ms cadence."""
 MAX_FRAME_MS = 66
 """The pacing never spaces ticks further apart than this (15 frames a second)."""
+CATCH_UP_MS = 4
+"""Delay of a tick asked for ``soon`` (catching up with a backlog, one budget at a time)."""
 
 _scheduler: FrameScheduler | None = None
 
@@ -71,10 +73,21 @@ class FrameScheduler(QObject):
         self._last_tick = -1e9
         self._measuring = 0.0
 
-    def request(self, key: Hashable, callback: Callable[[], None]) -> None:
-        """Run ``callback()`` at the next tick (a pending request for ``key`` is replaced)."""
+    def request(self, key: Hashable, callback: Callable[[], None], *, soon: bool = False) -> None:
+        """Run ``callback()`` at the next tick (a pending request for ``key`` is replaced).
+
+        Args:
+            key: who asks (one pending request per key).
+            callback: the render to run.
+            soon: catching up with work already received (a burst rendered a budget at a time):
+                the tick comes ``CATCH_UP_MS`` later rather than at the paced frame interval, so
+                the backlog is done in small slices with the event loop served in between.
+        """
         self._pending[key] = callback
-        if not self._timer.isActive():
+        if soon:
+            if not self._timer.isActive() or self._timer.remainingTime() > CATCH_UP_MS:
+                self._timer.start(CATCH_UP_MS)
+        elif not self._timer.isActive():
             self._timer.start(self._delay(self._interval))
 
     def _delay(self, minimum: int) -> int:

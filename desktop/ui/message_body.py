@@ -36,6 +36,7 @@ __all__ = [
     "LIVE_MARKDOWN_INTERVAL",
     "PLAIN_SEGMENT_CHARS",
     "GROUP_CHARS",
+    "BEHIND_CHARS",
     "BLOCK_GAP",
     "RENDER_BUDGET",
 ]
@@ -46,11 +47,14 @@ LIVE_MARKDOWN_INTERVAL = 0.25
 """While streaming, the open tail is re-rendered at most this often (seconds)."""
 PLAIN_SEGMENT_CHARS = 2000
 """A paragraph without inline markup at least this long is shown by a ``TextFlowView``."""
-GROUP_CHARS = 6000
-"""Consecutive rich-text blocks share one ``MarkdownView`` until its HTML reaches this size."""
+GROUP_CHARS = 4000
+"""Consecutive rich-text blocks share one ``MarkdownView`` while its HTML stays within this size
+(a bigger block gets one of its own): appending a block re-lays out at most this much."""
+BEHIND_CHARS = 2000
+"""While closed blocks wait to be rendered, at most this much of the text after them is shown."""
 BLOCK_GAP = 12
 """Space between two stacked body segments: Qt's collapsed margin between two paragraphs."""
-RENDER_BUDGET = 0.004
+RENDER_BUDGET = 0.003
 """Seconds of block rendering one update of a streamed body may spend (at least one block)."""
 
 
@@ -91,7 +95,7 @@ class SegmentBuilder:
         if block.plain is not None and len(block.plain) >= PLAIN_SEGMENT_CHARS:
             self._group = []
             self.segments.append(Segment("plain", block.plain, self._gap()))
-        elif self._group:
+        elif self._group and self._group_chars + len(block.html) <= GROUP_CHARS:
             self._group.append(block.html)
             self._group_chars += len(block.html)
             last = self.segments[-1]
@@ -100,9 +104,6 @@ class SegmentBuilder:
             self._group = [block.html]
             self._group_chars = len(block.html)
             self.segments.append(Segment("html", block.html, self._gap(), block.tables))
-        if self._group_chars >= GROUP_CHARS:
-            self._group = []
-            self._group_chars = 0
 
 
 def body_segments(blocks: list[MarkdownBlock]) -> list[Segment]:
@@ -273,9 +274,13 @@ class StreamedBody:
             self._close(self._pending.pop(0))
 
     def _behind(self, content: str) -> list[Segment]:
-        """The segments while blocks wait: the rendered ones, then the rest of the text as it is."""
+        """The segments while blocks wait: the rendered ones, then the next of the text as it is.
+
+        Only ``BEHIND_CHARS`` of it: it moves on as blocks are rendered, and laying out all of a
+        long remainder again at every frame would cost more than rendering it.
+        """
         out = list(self._builder.segments)
-        rest = content[self._rendered_end :]
+        rest = content[self._rendered_end : self._rendered_end + BEHIND_CHARS]
         if rest:
             out.append(Segment("plain", rest, BLOCK_GAP if out else 0))
         return out

@@ -361,7 +361,7 @@ class Transcript(QScrollArea):
             self._dirty_calls.clear()
         if behind:  # a burst of blocks is rendered over the next frames, a budget at a time
             self._dirty.update(behind)
-            self._frames.request(self._frame_key, self._flush_in_tick)
+            self._frames.request(self._frame_key, self._flush_in_tick, soon=True)
         if settle_layout:
             # Resolve the size changes now (they cascade up through nested layouts, one posted event
             # per level otherwise), so the scroll position follows and the frame is painted once.
