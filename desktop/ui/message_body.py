@@ -125,60 +125,39 @@ _SegmentWidget = MarkdownView | TextFlowView
 _KINDS: dict[str, type[_SegmentWidget]] = {"html": MarkdownView, "plain": TextFlowView}
 
 
-class MessageBody(QWidget):
-    """The body of an assistant message: rich-text, plain-text and code segments, stacked.
+class _Stack:
+    """Segment widgets in one layout, updated in place from segment specs."""
 
-    Its object name is ``messageBodyStack``; each rich-text segment is a ``MarkdownView``
-    (``messageBody``, with a ``copyCodeButton`` on each code block), and a long paragraph without
-    markup, and the line being streamed, a ``TextFlowView``.
+    def __init__(self, owner: MessageBody, layout: QVBoxLayout) -> None:
+        self.owner = owner
+        self.layout = layout
+        self.widgets: list[_SegmentWidget] = []
+        self.specs: list[tuple[Segment, MarkdownTheme]] = []
 
-    Attributes:
-        segments: the segment widgets shown, top to bottom.
-        copy_message: handed to each segment for its "Copy message" context-menu entry.
-    """
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("messageBodyStack")
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self._lay = QVBoxLayout(self)
-        self._lay.setContentsMargins(0, 0, 0, 0)
-        self._lay.setSpacing(0)
-        self.segments: list[_SegmentWidget] = []
-        self._specs: list[tuple[Segment, MarkdownTheme]] = []
-        self.copy_message: Callable[[], None] | None = None
-        self._accessible = ""
-
-    def setAccessibleName(self, name: str) -> None:  # noqa: N802 - Qt naming
-        """Name the body and each of its segments (screen readers)."""
-        super().setAccessibleName(name)
-        self._accessible = name
-        for seg in self.segments:
-            seg.setAccessibleName(name)
-
-    def show_segments(self, specs: list[Segment], theme: MarkdownTheme) -> None:
-        """Show ``specs``; a segment already showing the same spec is left alone."""
+    def show(self, specs: list[Segment], theme: MarkdownTheme) -> None:
+        """Show ``specs``; a widget already showing the same spec is left alone."""
+        owner = self.owner
         for i, spec in enumerate(specs):
-            seg = self.segments[i] if i < len(self.segments) else None
-            if seg is not None and i < len(self._specs):
-                old, old_theme = self._specs[i]
+            seg = self.widgets[i] if i < len(self.widgets) else None
+            if seg is not None and i < len(self.specs):
+                old, old_theme = self.specs[i]
                 if (old is spec or old == spec) and old_theme == theme:
                     continue
             want = _KINDS[spec.kind]
             if type(seg) is not want:
-                new = want(self)
-                if self.isVisible() or self.testAttribute(Qt.WidgetAttribute.WA_Resized):
-                    new.resize(self.width(), new.height())  # the width it will have: laid out once
-                new.copy_message = self.copy_message
-                new.setAccessibleName(self._accessible)
+                new = want(owner)
+                if owner.isVisible() or owner.testAttribute(Qt.WidgetAttribute.WA_Resized):
+                    new.resize(owner.width(), new.height())  # the width it will have: laid out once
+                new.copy_message = owner.copy_message
+                new.setAccessibleName(owner.accessibleName())
                 if seg is None:
-                    self.segments.append(new)
-                    self._lay.addWidget(new)
+                    self.widgets.append(new)
+                    self.layout.addWidget(new)
                 else:
-                    self._lay.replaceWidget(seg, new)
+                    self.layout.replaceWidget(seg, new)
                     seg.hide()
                     seg.deleteLater()
-                    self.segments[i] = new
+                    self.widgets[i] = new
                 seg = new
             if isinstance(seg, MarkdownView):
                 seg.set_html(spec.payload, theme, spec.tables)
@@ -186,16 +165,64 @@ class MessageBody(QWidget):
                 seg.set_color(theme.text)
                 seg.set_text(spec.payload)
             seg.set_top_gap(spec.gap)
-            if i < len(self._specs):
-                self._specs[i] = (spec, theme)
+            if i < len(self.specs):
+                self.specs[i] = (spec, theme)
             else:
-                self._specs.append((spec, theme))
-        for seg in self.segments[len(specs) :]:
-            self._lay.removeWidget(seg)
+                self.specs.append((spec, theme))
+        for seg in self.widgets[len(specs) :]:
+            self.layout.removeWidget(seg)
             seg.hide()
             seg.deleteLater()
-        del self.segments[len(specs) :]
-        del self._specs[len(specs) :]
+        del self.widgets[len(specs) :]
+        del self.specs[len(specs) :]
+
+
+class MessageBody(QWidget):
+    """The body of an assistant message: rich-text and plain-text segments, stacked.
+
+    Its object name is ``messageBodyStack``; each rich-text segment is a ``MarkdownView``
+    (``messageBody``, with a ``copyCodeButton`` on each code block), and a long paragraph without
+    markup, and the line being streamed, a ``TextFlowView``. The segments of a streamed answer's
+    open tail are kept apart from the closed ones, so neither disturbs the other's widgets.
+
+    Attributes:
+        copy_message: handed to each segment for its "Copy message" context-menu entry.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("messageBodyStack")
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(0)
+        stacks = []
+        for _ in range(2):
+            box = QVBoxLayout()
+            box.setContentsMargins(0, 0, 0, 0)
+            box.setSpacing(0)
+            lay.addLayout(box)
+            stacks.append(_Stack(self, box))
+        self._closed, self._tail = stacks
+        self.copy_message: Callable[[], None] | None = None
+
+    @property
+    def segments(self) -> list[_SegmentWidget]:
+        """The segment widgets shown, top to bottom."""
+        return [*self._closed.widgets, *self._tail.widgets]
+
+    def setAccessibleName(self, name: str) -> None:  # noqa: N802 - Qt naming
+        """Name the body and each of its segments (screen readers)."""
+        super().setAccessibleName(name)
+        for seg in self.segments:
+            seg.setAccessibleName(name)
+
+    def show_segments(
+        self, specs: list[Segment], theme: MarkdownTheme, tail: list[Segment] | None = None
+    ) -> None:
+        """Show ``specs``, then ``tail`` (a streamed answer's open part); unchanged segments stay."""
+        self._closed.show(specs, theme)
+        self._tail.show(tail or [], theme)
 
     def clear(self) -> None:
         """Show nothing."""
@@ -273,20 +300,22 @@ class StreamedBody:
         while self._pending and time.perf_counter() < deadline:
             self._close(self._pending.pop(0))
 
-    def _behind(self, content: str) -> list[Segment]:
+    def _behind(self, content: str) -> tuple[list[Segment], list[Segment]]:
         """The segments while blocks wait: the rendered ones, then the next of the text as it is.
 
         Only ``BEHIND_CHARS`` of it: it moves on as blocks are rendered, and laying out all of a
         long remainder again at every frame would cost more than rendering it.
         """
-        out = list(self._builder.segments)
+        closed = self._builder.segments
         rest = content[self._rendered_end : self._rendered_end + BEHIND_CHARS]
-        if rest:
-            out.append(Segment("plain", rest, BLOCK_GAP if out else 0))
-        return out
+        return closed, [Segment("plain", rest, BLOCK_GAP if closed else 0)] if rest else []
 
-    def live(self, content: str) -> list[Segment]:
-        """The segments showing ``content`` (the whole text so far) while it streams."""
+    def live(self, content: str) -> tuple[list[Segment], list[Segment]]:
+        """The segments showing ``content`` (the whole text so far) while it streams.
+
+        Returns:
+            The closed blocks' segments (they only grow at the end) and the open tail's.
+        """
         self._pending += self.stream.advance(content)
         self._drain()
         if self._pending:
@@ -310,13 +339,13 @@ class StreamedBody:
                 tail[0] = tail[0]._replace(gap=gap)
             self._tail, self._tail_to, self._last_tail = tail, complete, now
         rest = content[self._tail_to :]
-        out = [*closed, *self._tail]
+        tail = list(self._tail)
         if rest:
             blank_before = content.endswith("\n\n", 0, self._tail_to)
-            out.append(Segment("plain", rest, BLOCK_GAP if out and blank_before else 0))
-        return out
+            tail.append(Segment("plain", rest, BLOCK_GAP if (closed or tail) and blank_before else 0))
+        return closed, tail
 
-    def finish(self, content: str) -> list[Segment]:
+    def finish(self, content: str) -> tuple[list[Segment], list[Segment]]:
         """The final segments of ``content``: the open tail is rendered once (with colours).
 
         When blocks are still waiting (``busy``), call again next frame with the same content.
@@ -334,7 +363,7 @@ class StreamedBody:
             return self._behind(content)
         self._refresh_late_references()
         self._tail = []
-        return self._builder.segments
+        return self._builder.segments, []
 
     def _refresh_late_references(self) -> None:
         """Render again the blocks that use a reference defined after they were rendered."""

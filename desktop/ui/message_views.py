@@ -311,7 +311,8 @@ class AssistantMessageView(MessageView):
         if not live:
             if not self._rendered_final or self._shown != content:
                 if streamed is not None:  # the end of a stream: only the open tail is rendered
-                    self.body.show_segments(streamed.finish(content), theme)
+                    closed, tail = streamed.finish(content)
+                    self.body.show_segments(closed, theme, tail)
                     self._shown = content
                     if streamed.busy:  # blocks of a burst still wait: next frame (``rendering()``)
                         return
@@ -326,7 +327,8 @@ class AssistantMessageView(MessageView):
             if self._shown:  # shown complete before, now live again: keep what is shown growing
                 self.body.clear()
             streamed = self._streamed = StreamedBody(theme)
-        self.body.show_segments(streamed.live(content), theme)
+        closed, tail = streamed.live(content)
+        self.body.show_segments(closed, theme, tail)
         self._shown = content
 
     def rendering(self) -> bool:
