@@ -131,6 +131,7 @@ class _Stack:
     def __init__(self, owner: MessageBody, layout: QVBoxLayout) -> None:
         self.owner = owner
         self.layout = layout
+        self.donor: _Stack | None = None  # where a new widget may be taken from (the tail's stack)
         self.widgets: list[_SegmentWidget] = []
         self.specs: list[tuple[Segment, MarkdownTheme]] = []
 
@@ -145,11 +146,19 @@ class _Stack:
                     continue
             want = _KINDS[spec.kind]
             if type(seg) is not want:
-                new = want(owner)
-                if owner.isVisible() or owner.testAttribute(Qt.WidgetAttribute.WA_Resized):
-                    new.resize(owner.width(), new.height())  # the width it will have: laid out once
-                new.copy_message = owner.copy_message
-                new.setAccessibleName(owner.accessibleName())
+                donor = self.donor
+                if seg is None and donor is not None and donor.widgets and type(donor.widgets[0]) is want:
+                    # The tail's widget showed what is now this closed segment: move it over, so a
+                    # long paragraph shown as it streamed is not laid out again.
+                    new = donor.widgets.pop(0)
+                    donor.specs.pop(0)
+                    donor.layout.removeWidget(new)
+                else:
+                    new = want(owner)
+                    if owner.isVisible() or owner.testAttribute(Qt.WidgetAttribute.WA_Resized):
+                        new.resize(owner.width(), new.height())  # the width it will have: laid out once
+                    new.copy_message = owner.copy_message
+                    new.setAccessibleName(owner.accessibleName())
                 if seg is None:
                     self.widgets.append(new)
                     self.layout.addWidget(new)
@@ -204,6 +213,7 @@ class MessageBody(QWidget):
             lay.addLayout(box)
             stacks.append(_Stack(self, box))
         self._closed, self._tail = stacks
+        self._closed.donor = self._tail
         self.copy_message: Callable[[], None] | None = None
 
     @property

@@ -296,3 +296,18 @@ def test_a_node_catches_up_with_a_burst_over_frames(qtbot: Any, make_env: Any, m
     one_shot, _ = make_view(qtbot, text)
     one_shot.sync(ChatMessage(id="x", role="assistant", content=text, ts=0), live=False)
     assert view.toPlainText() == one_shot.toPlainText()
+
+
+def test_a_long_paragraph_keeps_its_text_view_when_it_closes(qtbot: Any) -> None:
+    from desktop.ui.textflow import TextFlowView
+
+    para = " ".join(f"word{i}" for i in range(2000))
+    view, msg = make_view(qtbot)
+    for end in range(0, len(para) + 1, 500):
+        msg.content = para[:end]
+        view.sync(msg, live=True)
+    flows = [seg for seg in view.body.segments if isinstance(seg, TextFlowView)]
+    assert len(flows) == 1 and flows[0].toPlainText() == para[: len(para) // 500 * 500]
+    msg.content = para + "\n\nNext paragraph."
+    view.sync(msg, live=True)  # the paragraph closes: shown by the same widget, now a closed segment
+    assert view.body.segments[0] is flows[0] and flows[0].toPlainText() == para
