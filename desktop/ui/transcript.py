@@ -11,8 +11,10 @@ Design (budgets: ``docs/DESIGN.md`` §7):
   most once per frame: ``note_event`` records what changed (dirty message ids, live messages,
   tool call ids) and asks the shared ``FrameScheduler`` (``desktop.ui.frames``) for a tick, which
   serves all transcripts within a time budget and paces itself under load.
-* A message being streamed ("live") is only appended to, never re-rendered whole (see
-  ``desktop.ui.message_views``). Nothing ever re-renders the whole transcript for a delta.
+* A message being streamed ("live") is rendered block by block: each complete Markdown block once,
+  only the open tail again, and at its end only the tail (``desktop.ui.message_body``). A burst
+  of blocks is rendered a budget per frame; the transcript asks for frames (``soon``) until it
+  caught up (``is_rendering``). Nothing ever re-renders the whole transcript for a delta.
 * Tool calls render as ``ToolCard`` s under the assistant message that made them, upserted by
   call id; ``tool`` messages are shown through their card (an orphan result gets its own card).
   The views announce their cards and the permission decisions with signals; the transcript keeps
