@@ -35,6 +35,7 @@ lint: $(STAMP_TEST)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/vulture
 
 test: lint
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest $(PYTEST_ARGS)
@@ -43,7 +44,7 @@ bench: $(STAMP_BENCH)
 	QT_QPA_PLATFORM=offscreen $(PY) -m benchmarks $(ARGS)
 
 screenshots: $(STAMP_RUN)
-	QT_QPA_PLATFORM=offscreen $(PY) -m desktop.ui.screenshots docs/screenshots
+	QT_QPA_PLATFORM=offscreen $(PY) -m desktop.screenshots docs/screenshots
 
 # A one-folder PyInstaller bundle built from its own clean venv (never the dev venv: qasync's
 # optional imports of other Qt bindings would abort PyInstaller).

@@ -1,6 +1,6 @@
 """The performance suite of Chat Nodes (``make bench`` / ``python -m benchmarks``).
 
-Each module measures one budget of DESIGN.md §7 against a baseline measured in the same run and
+Each module measures one budget of docs/DESIGN.md §7 against a baseline measured in the same run and
 returns :class:`~benchmarks._harness.Row` objects; :func:`run_suite` runs the selected modules and
 :func:`report` renders the one results table (with the machine it ran on) as Markdown.
 

@@ -14,10 +14,9 @@ _MODULE_LOADED = time.perf_counter()
 import argparse  # noqa: E402
 import logging  # noqa: E402
 import os  # noqa: E402
-import re  # noqa: E402
 import shutil  # noqa: E402
 import sys  # noqa: E402
-from collections.abc import Mapping, Sequence  # noqa: E402
+from collections.abc import Callable, Iterable, Mapping, Sequence  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import TYPE_CHECKING, Any  # noqa: E402
 
@@ -25,15 +24,15 @@ import PySide6  # noqa: E402,F401  (the Qt binding is imported before qasync so 
 from PySide6.QtCore import QEvent, QEventLoop, QObject  # noqa: E402
 from PySide6.QtWidgets import QApplication, QMainWindow  # noqa: E402
 
+from desktop.demo import DEMO_FIRST_PROMPT, DEMO_PROVIDER_ID  # noqa: E402  (constants only: no server import)
+
 # Everything else (asyncio's loop, qasync, httpx, the keyring, the core, the chat node) is imported
 # only after the window's first paint: see main().
 if TYPE_CHECKING:
-    import asyncio
-
-    from desktop.core.chat.types import ChatDriver, ChatToolDef, ProviderConfig
+    from desktop.core.redact import KeyScrubFilter
     from desktop.core.secrets import SecretStore
-    from desktop.core.settings import SendTarget, Settings
-    from desktop.testing import FakeProvider
+    from desktop.core.settings import CONFIG_DIR_ENV  # noqa: F401 (re-exported lazily, see __getattr__)
+    from desktop.ui.context import AppContext, DemoOffer
     from desktop.ui.main_window import MainWindow
 
 log = logging.getLogger(__name__)
@@ -42,13 +41,18 @@ __all__ = [
     "main",
     "parse_args",
     "AppContext",
+    "make_context",
     "create_main_window",
+    "wire_window",
+    "demo_offer",
+    "install_key_scrub_filter",
+    "DEMO_PROVIDER_ID",
+    "DEMO_FIRST_PROMPT",
     "resolve_config_dir",
     "default_project_dir",
     "CONFIG_DIR_ENV",
 ]
 
-CONFIG_DIR_ENV = "CHATNODES_CONFIG_DIR"
 APP_NAME = "Chat Nodes"
 APP_ID = "chatnodes"
 
@@ -64,7 +68,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--demo", action="store_true",
                         help="use the built-in offline demo provider (no key, no network)")
     parser.add_argument("--config-dir", type=Path, default=None, metavar="DIR",
-                        help=f"settings folder (default: ${CONFIG_DIR_ENV}, else the platform's config dir)")
+                        help="settings folder (default: $CHATNODES_CONFIG_DIR, else the platform's "
+                             "config dir)")
     parser.add_argument("--smoke-test", action="store_true",
                         help="quit right after the first paint and print the start-up time (exit code 0)")
     return parser.parse_args(list(sys.argv[1:] if argv is None else argv))
@@ -72,15 +77,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def resolve_config_dir(cli_value: Path | None, environ: Mapping[str, str] | None = None) -> Path:
     """``--config-dir``, else ``$CHATNODES_CONFIG_DIR``, else the platform's user config dir."""
-    env = os.environ if environ is None else environ
     if cli_value is not None:
         return cli_value.expanduser()
-    from_env = env.get(CONFIG_DIR_ENV, "").strip()
-    if from_env:
-        return Path(from_env).expanduser()
     from desktop.core.settings import default_config_dir
 
-    return Path(default_config_dir(env))
+    return Path(default_config_dir(os.environ if environ is None else environ))
 
 
 def default_project_dir() -> Path:
@@ -92,13 +93,14 @@ def default_project_dir() -> Path:
     return folder
 
 
-def create_main_window(*, project_dir: Path, config_dir: Path, demo: bool = False) -> QMainWindow:
+def create_main_window(*, project_dir: Path, config_dir: Path, demo: bool = False) -> MainWindow:
     """Build a fully wired main window on the running qasync loop (not shown yet).
 
     The window owns an :class:`~desktop.ui.context.AppContext` (one shared ``httpx.AsyncClient``,
     settings and key stores, the chat runtime and its Qt bridge, and with ``demo`` the loopback demo
-    provider) and the project store of ``project_dir``. Closing the window stops every run, saves the
-    project and closes the client and the demo server; its ``closed`` signal fires when that is done.
+    provider) and the project store of ``project_dir``; its error reporter is installed. Closing the
+    window stops every run, saves the project and closes the client and the demo server; its ``closed``
+    signal fires when that is done.
 
     Args:
         project_dir: The project folder (created when missing).
@@ -107,29 +109,42 @@ def create_main_window(*, project_dir: Path, config_dir: Path, demo: bool = Fals
     """
     from desktop.ui.main_window import MainWindow
 
-    context = AppContext(config_dir=Path(config_dir), demo=demo)
-    window = MainWindow(context)
+    window = MainWindow()
+    wire_window(window, make_context(config_dir=Path(config_dir), demo=demo))
     window.open_project(Path(project_dir))
     return window
 
 
-DEMO_PROVIDER_ID = "demo"
-DEMO_MODEL = "claude-sonnet-4-5"
-_KEY_PATTERN = re.compile(r"\b(sk-[A-Za-z0-9_\-]{8,}|gsk_[A-Za-z0-9]{8,}|AIza[0-9A-Za-z_\-]{20,})")
+def wire_window(window: MainWindow, context: AppContext) -> None:
+    """Attach ``context`` to the window shell and install its error reporter (removed when it closes)."""
+    window.attach(context)
+    reporter = window.error_reporter
+    reporter.install()
+    window.closed.connect(reporter.uninstall)
 
 
-def scrub_key_shapes(text: str) -> str:
-    """``text`` with anything shaped like a provider key (``sk-…``, ``gsk_…``, ``AIza…``) as ``***``."""
-    return _KEY_PATTERN.sub("***", text)
+def demo_offer() -> DemoOffer:
+    """The offline demo this app ships: the loopback provider playing the scripted tour."""
+    from desktop.demo import DEMO_MODEL, DEMO_MODELS, start_demo_provider
+    from desktop.ui.context import DemoOffer
+
+    return DemoOffer(
+        provider_id=DEMO_PROVIDER_ID,
+        model=DEMO_MODEL,
+        models=tuple(DEMO_MODELS),
+        first_prompt=DEMO_FIRST_PROMPT,
+        start=lambda tokens_per_second: start_demo_provider(tokens_per_second=tokens_per_second),
+    )
 
 
-class AppContext:
-    """The services one main window runs on.
-
-    One shared ``httpx.AsyncClient``, the settings store and the current settings, the secret store,
-    the chat runtime and its Qt bridge, and (in demo mode) the loopback demo provider. The demo
-    provider is added to the settings in memory only: :meth:`effective_settings` shows it,
-    :attr:`settings` (what is saved) never holds it.
+def make_context(
+    *,
+    config_dir: Path,
+    demo: bool = False,
+    environ: Mapping[str, str] | None = None,
+    secrets: SecretStore | None = None,
+) -> AppContext:
+    """An :class:`~desktop.ui.context.AppContext` wired with the app's demo and key scrubber.
 
     Args:
         config_dir: The settings folder.
@@ -137,217 +152,56 @@ class AppContext:
         environ: Environment used for key resolution (default ``os.environ``).
         secrets: The key store (default: the OS keyring, or session-only when there is none).
     """
+    from desktop.core.redact import scrub_key_shapes
+    from desktop.ui.context import AppContext
 
-    def __init__(
-        self,
-        *,
-        config_dir: Path,
-        demo: bool = False,
-        environ: Mapping[str, str] | None = None,
-        secrets: SecretStore | None = None,
-    ) -> None:
-        import httpx
-
-        from desktop.core.chat.runtime import ChatRuntimeDeps, create_chat_runtime
-        from desktop.core.secrets import SecretStore
-        from desktop.core.settings import SettingsStore
-        from desktop.ui.bridge import RuntimeBridge
-
-        self.config_dir = Path(config_dir)
-        self.environ: Mapping[str, str] = os.environ if environ is None else environ
-        self.settings_store = SettingsStore(self.config_dir)
-        self.settings: Settings = self.settings_store.load()
-        self.settings_error: str | None = self.settings_store.last_error
-        self.secrets = secrets if secrets is not None else SecretStore()
-        self.client = httpx.AsyncClient(timeout=httpx.Timeout(60.0, connect=10.0))
-        self.demo_server: FakeProvider | None = None
-        self.project_dir: Path | None = None
-        self.bridge = RuntimeBridge()
-        self._deps = ChatRuntimeDeps(
-            resolve_provider=self.resolve_provider,
-            broadcast=self.bridge.broadcast,
-            tools_for=self.tools_for,
-            driver_for=self._driver_for,
-            log=logging.getLogger("desktop.runtime").info,
-            max_iterations=self.settings.max_iterations,
-        )
-        self.runtime = create_chat_runtime(self._deps)
-        self._closed = False
-        self._inflight: set[asyncio.Future[list[str]]] = set()
-        if demo:
-            self.start_demo()
-
-    # -- settings -------------------------------------------------------------------------------
-    @property
-    def demo(self) -> bool:
-        """True while the demo provider runs."""
-        return self.demo_server is not None
-
-    def effective_settings(self) -> Settings:
-        """The settings in use: the saved ones plus, in demo mode, the demo provider as the default."""
-        if self.demo_server is None:
-            return self.settings
-        from desktop.core.settings import ProviderSettings
-        from desktop.testing.demo import DEMO_MODELS
-
-        eff = self.settings.copy()
-        eff.providers = [p for p in eff.providers if p.id != DEMO_PROVIDER_ID]
-        eff.providers.insert(0, ProviderSettings(
-            id=DEMO_PROVIDER_ID,
-            name="Offline demo",
-            api="anthropic",
-            base_url=self.demo_server.anthropic_base_url,
-            needs_key=False,
-            key_env=None,
-            models=list(DEMO_MODELS),
-        ))
-        eff.default_provider = DEMO_PROVIDER_ID
-        eff.default_model = DEMO_MODEL
-        return eff
-
-    def save_settings(self, settings: Settings) -> None:
-        """Validate, save and adopt ``settings`` (the demo provider is never saved).
-
-        Raises:
-            SettingsError: The settings are invalid (nothing changes).
-            OSError: Writing failed.
-        """
-        clean = settings.copy()
-        clean.providers = [p for p in clean.providers if p.id != DEMO_PROVIDER_ID]
-        if clean.default_provider == DEMO_PROVIDER_ID:
-            clean.default_provider = self.settings.default_provider
-            clean.default_model = self.settings.default_model
-        self.settings_store.save(clean)
-        self.settings = clean
-        self.settings_error = None
-        self._deps.max_iterations = clean.max_iterations
-
-    # -- runtime dependencies ------------------------------------------------------------------
-    def resolve_provider(self, req: SendTarget) -> ProviderConfig | None:
-        """``ChatRuntimeDeps.resolve_provider``: the current settings and keys."""
-        from desktop.core.settings import resolve_provider
-
-        return resolve_provider(self.effective_settings(), req, secrets=self.secrets, environ=self.environ)
-
-    def provider_config(self, provider_id: str | None, model: str | None = None) -> ProviderConfig | None:
-        """The provider configuration for ``provider_id`` (the default when None), or None."""
-        return self.resolve_provider(_Target(provider_id, model))
-
-    def tools_for(self, req: object) -> list[ChatToolDef]:
-        """``ChatRuntimeDeps.tools_for``: the project tools, rooted at the open project folder."""
-        if self.project_dir is None:
-            return []
-        from desktop.core.tools import project_tools
-
-        return list(project_tools(self.project_dir))
-
-    def _driver_for(self, config: ProviderConfig) -> ChatDriver:
-        from desktop.core.providers import driver_for
-
-        return driver_for(config, self.client)
-
-    async def list_models(self, provider_id: str) -> list[str]:
-        """``AppServices.list_models``: the provider's models (its configured list when keyless and down).
-
-        Raises:
-            ChatError: The provider refused or could not be reached.
-        """
-        import asyncio
-
-        from desktop.core.chat.types import ChatError
-        from desktop.core.providers import list_models
-
-        config = self.provider_config(provider_id)
-        if config is None:
-            raise ChatError(
-                f"{provider_id}: no key configured (Settings → Providers)", provider=provider_id, kind="auth"
-            )
-        if self._closed:
-            raise ChatError("the application is shutting down", provider=provider_id, kind="network")
-        # Run as a task the context holds, so shutdown can wait for its connection to be released
-        # before the client closes (a cancelled caller alone would leave the socket to the GC).
-        task = asyncio.ensure_future(list_models(config, self.client))
-        self._inflight.add(task)
-        task.add_done_callback(self._inflight.discard)
-        return list(await asyncio.shield(task))
-
-    def has_usable_provider(self) -> bool:
-        """True when the default provider can be used (a key found, or a keyless provider)."""
-        return self.provider_config(None) is not None
-
-    # -- demo -----------------------------------------------------------------------------------
-    def start_demo(self, *, tokens_per_second: float | None = 60.0) -> None:
-        """Start the loopback demo provider (idempotent) and make it the default, in memory only.
-
-        Args:
-            tokens_per_second: Streaming speed of the demo (None: as fast as possible).
-        """
-        if self.demo_server is not None:
-            return
-        from desktop.testing.demo import start_demo_provider
-
-        self.demo_server = start_demo_provider(tokens_per_second=tokens_per_second)
-        log.info("offline demo provider listening on %s", self.demo_server.base_url)
-
-    # -- secrets hygiene -----------------------------------------------------------------------
-    def known_keys(self) -> list[str]:
-        """Every key the app could use right now (to scrub them from messages)."""
-        from desktop.core.settings import resolve_key
-
-        keys: list[str] = []
-        for provider in self.settings.providers:
-            try:
-                key = resolve_key(provider, self.secrets, self.environ).key
-            except Exception:  # never let scrubbing fail the error path
-                key = None
-            if key and len(key) >= 4:
-                keys.append(key)
-        return keys
-
-    def scrub(self, text: str) -> str:
-        """``text`` without any known key and without anything shaped like one."""
-        for key in sorted(self.known_keys(), key=len, reverse=True):
-            text = text.replace(key, "***")
-        return scrub_key_shapes(text)
-
-    # -- shutdown -------------------------------------------------------------------------------
-    async def aclose(self) -> None:
-        """Stop every run, close the HTTP client and the demo server. Idempotent."""
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            await self.runtime.aclose()
-        except Exception:
-            log.exception("stopping the runs failed")
-        await cancel_and_wait(self._inflight)
-        await self.client.aclose()
-        self.stop_demo_server()
-
-    def stop_demo_server(self) -> None:
-        """Stop the demo server if it runs."""
-        server, self.demo_server = self.demo_server, None
-        if server is not None:
-            server.stop()
+    return AppContext(config_dir=Path(config_dir), key_scrubber=scrub_key_shapes,
+                      demo_offer=demo_offer(), demo=demo, environ=environ, secrets=secrets)
 
 
-async def cancel_and_wait(tasks: set[asyncio.Future[Any]] | list[asyncio.Future[Any]]) -> None:
-    """Cancel ``tasks`` and wait until each has finished (their results and errors are dropped)."""
-    import asyncio
+def install_key_scrub_filter(
+    logger: logging.Logger | None = None, secrets: Callable[[], Iterable[str | None]] | None = None
+) -> KeyScrubFilter:
+    """Add one :class:`~desktop.core.redact.KeyScrubFilter` to every handler of ``logger``.
 
-    pending = [t for t in list(tasks) if not t.done()]
-    for task in pending:
-        task.cancel()
-    if pending:
-        await asyncio.gather(*pending, return_exceptions=True)
+    Args:
+        logger: The logger whose handlers get the filter (the root logger when None).
+        secrets: Returns the keys known right now (scrubbed with any 8+ character run of them);
+            None scrubs key shapes only.
+
+    Returns:
+        The filter (already installed; a handler that has one is not given a second one).
+    """
+    from desktop.core.redact import KeyScrubFilter
+
+    target = logger if logger is not None else logging.getLogger()
+    key_filter = KeyScrubFilter(secrets)
+    for handler in target.handlers:
+        if not any(isinstance(f, KeyScrubFilter) for f in handler.filters):
+            handler.addFilter(key_filter)
+    return key_filter
 
 
-class _Target:
-    """A minimal ``SendTarget``: a provider id and a model."""
+def __getattr__(name: str) -> Any:
+    """Names still importable here, loaded lazily: ``AppContext``, ``CONFIG_DIR_ENV``,
+    ``cancel_and_wait``, ``KeyScrubFilter`` and ``scrub_key_shapes``."""
+    if name == "AppContext":
+        from desktop.ui.context import AppContext
 
-    def __init__(self, provider: str | None, model: str | None) -> None:
-        self.provider = provider
-        self.model = model
+        return AppContext
+    if name == "CONFIG_DIR_ENV":
+        from desktop.core.settings import CONFIG_DIR_ENV
+
+        return CONFIG_DIR_ENV
+    if name in ("KeyScrubFilter", "scrub_key_shapes"):
+        from desktop.core import redact
+
+        return getattr(redact, name)
+    if name == "cancel_and_wait":
+        from desktop.core.aio import cancel_and_wait
+
+        return cancel_and_wait
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class _FirstPaintWatcher(QObject):
@@ -394,6 +248,8 @@ def main(argv: Sequence[str] | None = None, *, started_at: float | None = None) 
     t0 = started_at if started_at is not None else _MODULE_LOADED
     args = parse_args(argv)
     _configure_logging()
+    key_source: list[Callable[[], list[str]]] = []  # the context's keys, once it exists
+    install_key_scrub_filter(secrets=lambda: key_source[0]() if key_source else [])
     from desktop.ui.main_window import MainWindow
     from desktop.ui.theme import (
         app_icon,
@@ -439,13 +295,19 @@ def main(argv: Sequence[str] | None = None, *, started_at: float | None = None) 
 
     async def run() -> int:
         closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        window.closed.connect(lambda: closed.done() or closed.set_result(None))
+        def on_closed() -> None:
+            if not closed.done():
+                closed.set_result(None)
+
+        window.closed.connect(on_closed)
         # A session that ends without closing the window (logout): at least the project is saved.
         app.aboutToQuit.connect(lambda: None if window.is_shut_down() else window.save_project())
         if system_scheme() != current_scheme():  # the exact answer, now that the window is up
             apply_theme(app)
         follow_system_scheme(app)
-        window.attach(AppContext(config_dir=config_dir, demo=args.demo))
+        context = make_context(config_dir=config_dir, demo=args.demo)
+        key_source.append(context.recent_keys)
+        wire_window(window, context)
         window.open_project(folder)
         if args.smoke_test:
             await _finish_smoke_test(window, watcher, t0)
@@ -458,7 +320,8 @@ def main(argv: Sequence[str] | None = None, *, started_at: float | None = None) 
         return 0
 
     def loop_factory() -> asyncio.AbstractEventLoop:
-        return qasync.QEventLoop(app)
+        loop: asyncio.AbstractEventLoop = qasync.QEventLoop(app)
+        return loop
 
     try:
         with asyncio.Runner(loop_factory=loop_factory) as runner:

@@ -1,9 +1,11 @@
 """Shared by every test folder: no test ever sees the developer's real keys, keyring or config.
 
-* ``memory_keyring`` (autouse): a fresh in-memory keyring backend installed with ``keyring.set_keyring``
-  for each test, the previous backend restored afterwards.
+* ``memory_keyring`` (autouse): a fresh ``desktop.testing.keyring.MemoryKeyring`` installed with
+  ``keyring.set_keyring`` for each test, the previous backend restored afterwards.
 * ``_isolated_env`` (autouse): ``CHATNODES_CONFIG_DIR`` points at a temp folder, and every provider key
   variable (``CHATNODES_PROVIDER_KEY_*``, ``*_API_KEY``) is removed.
+* ``anyio_backend``: async tests marked ``@pytest.mark.anyio`` run on asyncio (anyio's pytest plugin,
+  a fresh event loop per test), never on trio.
 """
 
 from __future__ import annotations
@@ -13,32 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import keyring
-import keyring.backend
 import keyring.core
-import keyring.errors
 import pytest
 
-
-class MemoryKeyring(keyring.backend.KeyringBackend):
-    """A real keyring backend that keeps passwords in a dict (one per test)."""
-
-    priority = 1  # type: ignore[assignment]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.passwords: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.passwords.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.passwords[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        try:
-            del self.passwords[(service, username)]
-        except KeyError:
-            raise keyring.errors.PasswordDeleteError(f"no password for {username!r} in {service!r}") from None
+from desktop.testing.keyring import MemoryKeyring
 
 
 @pytest.fixture(autouse=True)
@@ -51,6 +31,12 @@ def memory_keyring() -> Iterator[MemoryKeyring]:
         yield backend
     finally:
         keyring.core._keyring_backend = previous
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """The event loop anyio's pytest plugin runs ``@pytest.mark.anyio`` tests on."""
+    return "asyncio"
 
 
 def _is_key_variable(name: str) -> bool:

@@ -1,23 +1,46 @@
-"""The loopback fake provider: a real HTTP server speaking the OpenAI and Anthropic protocols from scripts.
+"""Test support: the loopback fake provider (from ``desktop.demo``) and test-only helpers.
 
-It powers the tests, the benchmarks and the app's offline ``--demo`` mode.
+The server itself is product code in ``desktop.demo`` (it also powers the app's ``--demo`` mode);
+this package re-exports it under the names the tests and benchmarks use, and adds what only tests
+need (``MemoryKeyring`` in ``desktop.testing.keyring``). Production code never imports this package.
 """
 
-from desktop.testing._spec import Fault, RecordedRequest, ToolCallSpec, Turn, huge_text
-from desktop.testing.demo import DEMO_MODEL, demo_responder, start_demo_provider
-from desktop.testing.fake_provider import DEFAULT_MODELS, FakeProvider, Responder, last_user_text
+from desktop.demo import (
+    DEFAULT_MODELS,
+    DEMO_FIRST_PROMPT,
+    DEMO_MODEL,
+    DEMO_MODELS,
+    DEMO_PROVIDER_ID,
+    FakeProvider,
+    Fault,
+    LoopbackProvider,
+    RecordedRequest,
+    Responder,
+    ToolCallSpec,
+    Turn,
+    demo_responder,
+    huge_text,
+    last_user_text,
+    start_demo_provider,
+)
+from desktop.testing.keyring import MemoryKeyring
 
 __all__ = [
-    "DEMO_MODEL",
     "DEFAULT_MODELS",
+    "DEMO_FIRST_PROMPT",
+    "DEMO_MODEL",
+    "DEMO_MODELS",
+    "DEMO_PROVIDER_ID",
     "FakeProvider",
     "Fault",
+    "LoopbackProvider",
+    "MemoryKeyring",
     "RecordedRequest",
     "Responder",
     "ToolCallSpec",
-    "demo_responder",
-    "start_demo_provider",
     "Turn",
+    "demo_responder",
     "huge_text",
     "last_user_text",
+    "start_demo_provider",
 ]

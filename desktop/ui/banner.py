@@ -126,7 +126,7 @@ class BannerArea(QWidget):
                 out.append(widget)
         return out
 
-    def find(self, object_name: str) -> Banner | None:
+    def find(self, object_name: str) -> Banner | None:  # type: ignore[override]  # not QWidget.find(WId)
         """The visible banner with ``object_name``, if any."""
         for banner in self.banners():
             if banner.objectName() == object_name:

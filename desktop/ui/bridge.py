@@ -26,7 +26,7 @@ class RuntimeBridge(QObject):
 
     Two ways to listen, both in event order:
 
-    * ``event_received`` (the DESIGN §5 contract): every event of every node. Fine for a listener
+    * ``event_received`` (the docs/DESIGN.md §5 contract): every event of every node. Fine for a listener
       that wants them all (logging, a session total); a chat node should not use it, because with
       N nodes each event would be delivered N times, filtered N - 1 times.
     * ``subscribe(node_id, callback)``: only that node's events, looked up in a dict, so the cost

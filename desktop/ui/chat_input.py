@@ -1,4 +1,5 @@
-"""The chat node's input box: Enter sends, Shift+Enter inserts a newline, "/" completes commands."""
+"""The chat node's input box: Enter sends, Shift+Enter inserts a newline, "/" completes commands,
+Up in the empty box edits the last user message."""
 
 from __future__ import annotations
 
@@ -22,9 +23,11 @@ class ChatInput(QPlainTextEdit):
     Signals:
         submitted(str): Enter was pressed (without Shift) with this text; the owner decides
             whether to accept it and clears the box with ``clear()``.
+        edit_last_requested(): Up was pressed in the empty box: edit the last user message.
     """
 
     submitted = Signal(str)
+    edit_last_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -87,6 +90,9 @@ class ChatInput(QPlainTextEdit):
                 if completion:
                     self._insert_completion(completion)
             popup.hide()
+            return
+        if key == Qt.Key.Key_Up and not self.toPlainText() and not event.modifiers():
+            self.edit_last_requested.emit()
             return
         if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             mods = event.modifiers()

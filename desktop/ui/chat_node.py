@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
 from typing import TypeGuard
 
-from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
@@ -34,7 +33,7 @@ from desktop.core.chat.conversation import (
     apply_event,
     detect_slash_command,
 )
-from desktop.core.chat.cost import ConversationCost, Price, conversation_cost
+from desktop.core.chat.cost import ConversationCost, Price
 from desktop.core.chat.export import conversation_markdown, token_totals
 from desktop.core.chat.loop import ApprovalDecision
 from desktop.core.chat.runtime import ChatSendRequest, ChatSendResult
@@ -48,13 +47,17 @@ from desktop.core.chat.types import (
     ToolCallRequested,
     UsageReport,
 )
-from desktop.core.project import NodeState
-from desktop.core.settings import Settings, price_overrides_as_prices
+from desktop.core.chat.versions import CostSplit, all_responses, cost_split, cost_split_text
+from desktop.core.project import NodeState, TrimInfo, apply_trim
+from desktop.core.settings import Settings
+from desktop.core.usage import context_use
+from desktop.ui.budget_card import BudgetCard
 from desktop.ui.cards import CardDecision
 from desktop.ui.chat_input import ChatInput
 from desktop.ui.node_header import NodeHeader
 from desktop.ui.node_models import NodeModelChoice, spawn
 from desktop.ui.node_style import markdown_theme, node_colors, node_stylesheet
+from desktop.ui.node_versions import NodeVersions
 from desktop.ui.services import AppServices
 from desktop.ui.transcript import Transcript
 
@@ -82,12 +85,14 @@ class ChatNodeWidget(QWidget):
         cost_changed(): tokens or cost changed: the window updates its status bar total.
         title_changed(str): the user renamed the node.
         run_finished(str): a run ended with this ``Done`` reason (the window saves the project).
+        fork_requested(object): open this ``NodeState`` next to the node (a fork, see ``versions``).
     """
 
     changed = Signal()
     cost_changed = Signal()
     title_changed = Signal(str)
     run_finished = Signal(str)
+    fork_requested = Signal(object)
 
     def __init__(self, state: NodeState, services: AppServices, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -104,14 +109,17 @@ class ChatNodeWidget(QWidget):
         self._send_task: asyncio.Task[None] | None = None
         self._usage_dirty = False
         self._closed = False
-        self._overrides_key: object = None
-        self._overrides: dict[str, Price] = {}
         self._colors_key: object = None
         self._revision = 0  # bumped whenever the node's messages change (see _touch)
         self._cost_key: object = None
-        self._cost_value: ConversationCost | None = None
+        self._cost_value: CostSplit | None = None
 
         self._build_ui()
+        # Edit, regenerate, versions and fork (desktop.ui.node_versions, desktop.core.chat.versions).
+        self.versions = NodeVersions(self, send=self._start_send, replaced=self._on_replaced,
+                                     approve=self._approve)
+        self.versions.fork_requested.connect(self.fork_requested)
+        self.chat_input.edit_last_requested.connect(self.versions.edit_last)
         self._apply_style()
         self.model_choice.reload()
         self.transcript.set_conversation(self._conv)
@@ -147,6 +155,11 @@ class ChatNodeWidget(QWidget):
         self.transcript.rendered.connect(self._on_rendered)
         root.addWidget(self.transcript, 1)
 
+        self.budget_card = BudgetCard(self._services.budget_check, self)
+        self.budget_card.send_anyway.connect(self._on_send_clicked)
+        if self._services.open_budget_settings is not None:
+            self.budget_card.open_settings.connect(self._services.open_budget_settings)
+        root.addWidget(self.budget_card)
         bar = QFrame(self)
         bar.setObjectName("inputBar")
         bl = QHBoxLayout(bar)
@@ -236,12 +249,10 @@ class ChatNodeWidget(QWidget):
     def to_state(self) -> NodeState:
         """The node as a ``NodeState`` (geometry as given at construction; the window fills it in).
 
-        The conversation object is shared, not copied. Today's project store trims it in place on
-        save, so a refresh (``apply_saved``) is scheduled for the next turn of the event loop; once
-        the window calls ``apply_saved`` after every save, this scheduling goes.
+        The conversation object is shared, not copied: the project store never changes it (a save
+        returns what it trimmed and the window hands it to :meth:`apply_saved`).
         """
         s = self._state
-        QTimer.singleShot(0, self.apply_saved)
         return NodeState(
             id=s.id,
             kind=s.kind,
@@ -259,42 +270,31 @@ class ChatNodeWidget(QWidget):
             data_extra=dict(s.data_extra),
         )
 
-    def apply_saved(self, kept: Sequence[ChatMessage] | None = None) -> None:
-        """Take in what a project save did to this node's history; the one "after save" refresh.
-
-        Args:
-            kept: The messages the store kept when it trimmed this node's history to its cap
-                (oldest exchanges moved to the archive, its note included). They replace the node's
-                messages up to the last kept one; messages the node received after the saved
-                snapshot stay. None: the store did not trim this node, or trimmed the shared list
-                in place (today's store); the node only re-renders and recounts.
-        """
-        if self._closed:
+    def apply_saved(self, info: TrimInfo) -> None:
+        """Take in what a save trimmed (``SaveResult.trimmed``; the store never changes the live
+        conversation): archived messages leave, the store's note takes their place, messages newer
+        than the saved snapshot stay; a trim already applied changes nothing."""
+        if self._closed or not apply_trim(self._conv, info):
             return
-        if kept:
-            messages = self._conv.messages
-            last_id = kept[-1].id
-            at = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].id == last_id), None)
-            if at is None:
-                log.warning("node %s: the saved history does not match the conversation; kept as is",
-                            self.node_id)
-            else:
-                messages[:] = [*kept, *messages[at + 1:]]
         self._touch()
-        self.transcript.flush()
+        self.transcript.set_conversation(self._conv)
         self._update_chips()
 
     def cost(self) -> ConversationCost:
-        """The conversation's cost with the settings' price overrides.
+        """The cost of every response of every version, with the settings' price overrides.
 
         Cached until the messages (``revision``), the model or the price overrides change: the
         window asks every node for its cost whenever any node's cost changes (O(nodes^2) on opening).
         """
+        return self.cost_split().total
+
+    def cost_split(self) -> CostSplit:
+        """The cost split into this path and the other versions (cached like ``cost``)."""
         model = self.model_choice.pricing_model()
         overrides = self._price_overrides()
-        key = (self._revision, model, self._overrides_key)
+        key = (self._revision, model, self._services.overrides_version)
         if key != self._cost_key or self._cost_value is None:
-            self._cost_value = conversation_cost(self._conv.messages, model, overrides)
+            self._cost_value = cost_split(self._conv, model, overrides)
             self._cost_key = key
         return self._cost_value
 
@@ -318,15 +318,17 @@ class ChatNodeWidget(QWidget):
         self.transcript.clear_error()
         self._start_send()
 
-    def export_markdown(self) -> str:
-        """The conversation, archived history first, as a Markdown document."""
+    def export_markdown(self, *, include_versions: bool = False) -> str:
+        """The conversation, archived history first, as a Markdown document (the active path, and
+        with ``include_versions`` the other versions after it)."""
         archived: list[ChatMessage] = []
         if self._services.read_archive is not None:
             try:
                 archived = list(self._services.read_archive(self.node_id))
             except Exception as exc:  # noqa: BLE001 - an unreadable archive must not block export
                 log.warning("could not read the history archive of %s: %s", self.node_id, exc)
-        return conversation_markdown(self._title, [*archived, *self._conv.messages], archived=len(archived))
+        return conversation_markdown(self._title, [*archived, *self._conv.messages], archived=len(archived),
+                                     include_versions=include_versions)
 
     def shutdown(self) -> None:
         """Stop the run, cancel the node's tasks and disconnect from the bridge."""
@@ -351,6 +353,14 @@ class ChatNodeWidget(QWidget):
         """The messages changed: bump ``revision`` so cached totals are recomputed."""
         self._revision += 1
 
+    def _on_replaced(self) -> None:
+        """An edit, regenerate or version switch replaced the messages: show the new path."""
+        self._touch()
+        self.transcript.clear_error()
+        self.transcript.set_conversation(self._conv)
+        self._update_chips()
+        self.changed.emit()
+
     # ------------------------------------------------------------------------------------------
     # Sending
 
@@ -374,7 +384,7 @@ class ChatNodeWidget(QWidget):
         if command is not None:
             self._apply_command(run_command(command, self._command_context()))
             return True
-        if self.is_busy():
+        if self.is_busy() or not self.budget_card.allows_send():
             return False
         append_message(self._conv, "user", text)
         self._touch()
@@ -424,6 +434,7 @@ class ChatNodeWidget(QWidget):
         style = self.send_button.style()
         style.unpolish(self.send_button)
         style.polish(self.send_button)
+        self.versions.refresh()
 
     # ------------------------------------------------------------------------------------------
     # Events
@@ -489,22 +500,17 @@ class ChatNodeWidget(QWidget):
         return self._services.settings()
 
     def _price_overrides(self) -> dict[str, Price]:
-        settings = self._settings()
-        key = (id(settings), repr(settings.price_overrides))
-        if key != self._overrides_key:
-            self._overrides_key = key
-            try:
-                self._overrides = price_overrides_as_prices(settings)
-            except Exception as exc:  # noqa: BLE001 - bad overrides must not break the node
-                log.warning("ignoring price overrides: %s", exc)
-                self._overrides = {}
-        return self._overrides
+        return self._services.price_overrides()
 
     def _meta_text(self, msg: ChatMessage) -> str:
         return message_meta(msg, self.model_choice.pricing_model(), self._price_overrides())
 
     def _update_chips(self) -> None:
-        self.header.show_totals(token_totals(self._conv.messages), self.cost())
+        split = self.cost_split()
+        self.header.show_totals(token_totals(all_responses(self._conv)), split.total)
+        if text := cost_split_text(split):
+            self.cost_chip.setToolTip(f"{self.cost_chip.toolTip()}\n{text}")
+        self.header.show_context(context_use(self._conv.messages, self.model_choice.pricing_model()))
         self.cost_changed.emit()
 
     # ------------------------------------------------------------------------------------------
@@ -538,7 +544,7 @@ class ChatNodeWidget(QWidget):
 
     def _command_context(self) -> CommandContext:
         return CommandContext(
-            messages=self._conv.messages,
+            messages=all_responses(self._conv),  # /cost counts every version, like the chip
             model=self.model_choice.model,
             default_model=self.model_choice.default_model(),
             system=self._system,

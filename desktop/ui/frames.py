@@ -68,7 +68,6 @@ class FrameScheduler(QObject):
         self._timer.setTimerType(Qt.TimerType.PreciseTimer)
         self._timer.timeout.connect(self.tick)
         self.ticks = 0
-        self.deferred = 0
         self.paced_ms = float(interval_ms)
         self._last_tick = -1e9
         self._measuring = 0.0
@@ -131,7 +130,6 @@ class FrameScheduler(QObject):
             except Exception:  # noqa: BLE001 - one broken view must not stop the others rendering
                 log.exception("frame callback for %r failed", key)
             if i + 1 < len(batch) and time.perf_counter() - start >= limit:
-                self.deferred += sum(1 for k in batch[i + 1 :] if k in self._pending)
                 self._timer.start(self._delay(self._resume))
                 break
         settle()

@@ -113,7 +113,6 @@ class MarkdownBlock:
             ``\\n``), so a view may show it as plain text; None for every other block.
         code: For a code block: the raw code (no fence, no trailing newline); None otherwise.
         lang: For a code block: the language of its info string ("" when none).
-        code_html: For a code block: the highlighted ``<pre>`` alone (without frame and label).
         tables: One entry per ``<table>`` of ``html``, in document order: the raw code of a code
             block (shown as a one-cell table), None for a Markdown table. A view uses it to put a
             Copy button on each code block.
@@ -123,7 +122,6 @@ class MarkdownBlock:
     plain: str | None = None
     code: str | None = None
     lang: str = ""
-    code_html: str = ""
     tables: tuple[str | None, ...] = ()
 
 
@@ -292,7 +290,7 @@ class _Renderer:
         lang = tok.info.strip().split(maxsplit=1)[0] if tok.info.strip() else ""
         pre = highlight_code(code, lang if self.highlight else "", self.theme.dark)
         html_ = code_block_html(pre, lang, self.theme)
-        return MarkdownBlock(html_, code=code, lang=lang, code_html=pre, tables=(code,))
+        return MarkdownBlock(html_, code=code, lang=lang, tables=(code,))
 
     def open_tag(self, tok: Token) -> str:  # noqa: C901 - one branch per token kind reads best
         kind = tok.type

@@ -146,7 +146,7 @@ class MarkdownView(QTextBrowser):
 
     def _copy_code(self, button: QToolButton) -> None:
         if button in self.copy_buttons:
-            copy_to_clipboard(self._codes[self.copy_buttons.index(button)][1])
+            copy_to_clipboard(self.code_for(button))
 
     def code_for(self, button: QToolButton) -> str:
         """The raw code a Copy button copies."""

@@ -14,6 +14,7 @@ whose appends cost O(new text). When the stream ends, the tail is rendered once;
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -25,6 +26,8 @@ from desktop.ui.markdown import MarkdownBlock, MarkdownTheme, block_starts, rend
 from desktop.ui.markdown_view import MarkdownView
 from desktop.ui.md_stream import BlockStream
 from desktop.ui.textflow import TextFlowView
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "Segment",
@@ -373,6 +376,10 @@ class StreamedBody:
             return self._behind(content)
         self._refresh_late_references()
         self._tail = []
+        log.debug(
+            "streamed body finished: %d characters, %d blocks, %d renders, %d block parses",
+            len(content), len(self.blocks), self.renders, self.stream.parses,
+        )
         return self._builder.segments, []
 
     def _refresh_late_references(self) -> None:

@@ -33,6 +33,7 @@ from desktop.core.chat.types import ChatMessage, ToolCall
 from desktop.ui.cards import ThinkingBlock, ToolCard
 from desktop.ui.markdown import MarkdownTheme, render_markdown_blocks
 from desktop.ui.markdown_view import copy_to_clipboard
+from desktop.ui.message_actions import MessageActions
 from desktop.ui.message_body import (
     BLOCK_GAP,
     LIVE_MARKDOWN_INTERVAL,
@@ -64,10 +65,17 @@ __all__ = [
 class MessageView(QFrame):
     """Base of the per-message widgets (object name ``message``, property ``role``).
 
+    Signals:
+        action_requested(str, str, str): ``(action, message_id, argument)`` forwarded from the
+            view's action row (``desktop.ui.message_actions``).
+
     Attributes:
         message_id: the id of the message shown.
         role: its role.
+        action_row: the action row (edit, regenerate, versions, fork), for user and assistant messages.
     """
+
+    action_requested = Signal(str, str, str)
 
     def __init__(self, msg: ChatMessage, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -76,6 +84,13 @@ class MessageView(QFrame):
         self.role = msg.role
         self.setProperty("role", msg.role)
         self._source = msg.content
+        self.action_row: MessageActions | None = None
+
+    def _make_actions(self) -> MessageActions:
+        """Create the action row and forward its requests as ``action_requested``."""
+        self.action_row = MessageActions(self.message_id, self.role, self)
+        self.action_row.requested.connect(self.action_requested)
+        return self.action_row
 
     def sync(self, msg: ChatMessage, *, live: bool) -> None:
         """Show the latest state of ``msg`` (same id); ``live`` while it is being streamed."""
@@ -124,9 +139,17 @@ class UserMessageView(MessageView):
 
     def __init__(self, msg: ChatMessage, parent: QWidget | None = None) -> None:
         super().__init__(msg, parent)
-        row = QHBoxLayout(self)
+        outer = QVBoxLayout(self)  # the bubble's row, then the inline editor (message_actions)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(0)
+        row = QHBoxLayout()
+        outer.addLayout(row)
         row.setContentsMargins(48, 2, 0, 2)
         row.addStretch(1)
+        actions = self._make_actions()
+        row.addWidget(actions, 0, Qt.AlignmentFlag.AlignBottom)
+        if actions.editor is not None:
+            outer.addWidget(actions.editor)
         self.bubble = QFrame(self)
         self.bubble.setObjectName("userBubble")
         self.bubble.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Preferred)
@@ -137,6 +160,7 @@ class UserMessageView(MessageView):
         self.label.setAccessibleName("You")
         inner.addWidget(self.label)
         row.addWidget(self.bubble)
+        actions.editing_changed.connect(lambda editing: self.bubble.setVisible(not editing))
         self.sync(msg, live=False)
 
     def sync(self, msg: ChatMessage, *, live: bool) -> None:
@@ -161,7 +185,8 @@ class UserMessageView(MessageView):
             fm = self.label.fontMetrics()
             lines = self.label.text().split("\n")[:200]
             self._natural = max((fm.horizontalAdvance(line) for line in lines), default=0) + 6
-        limit = max(120, int(self.width() * 0.8) - 26)
+        room = self.width() - 56 - (self.action_row.sizeHint().width() if self.action_row is not None else 0)
+        limit = max(120, min(int(self.width() * 0.8), room) - 26)
         width = min(self._natural, limit)
         if self.label.width() != width or self.label.minimumWidth() != width:
             self.label.setFixedWidth(width)
@@ -263,6 +288,7 @@ class AssistantMessageView(MessageView):
         meta.addWidget(self.stopped_label)
         meta.addWidget(self.meta_label)
         meta.addStretch(1)
+        meta.addWidget(self._make_actions())
         meta.addWidget(self.copy_button)
         lay.addLayout(meta)
 

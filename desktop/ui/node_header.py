@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QProgressBar,
     QSizePolicy,
     QVBoxLayout,
     QWidget,
@@ -22,7 +23,8 @@ from PySide6.QtWidgets import (
 
 from desktop.core.chat.cost import ConversationCost, format_cost
 from desktop.core.chat.export import TokenTotals
-from desktop.core.chat.summary import cost_tooltip, token_chip_text, token_tooltip
+from desktop.core.chat.summary import cost_tooltip, format_tokens, token_chip_text, token_tooltip
+from desktop.core.usage import WARN_FRACTION, ContextUse
 
 __all__ = ["NodeHeader"]
 
@@ -31,7 +33,9 @@ class NodeHeader(QFrame):
     """The header row of a chat node (object name ``nodeHeader``).
 
     Children (object names): ``nodeTitle``, ``tokenChip``, ``costChip``, ``providerPicker``,
-    ``modelPicker`` (editable: any model id can be typed).
+    ``modelPicker`` (editable: any model id can be typed), ``contextMeter`` (a thin bar: the last
+    exchange's tokens against the model's context window; hidden when the window is unknown; its
+    ``warning`` property turns true at 80 %).
 
     Signals:
         title_entered(str): the user finished editing the title (the text as typed).
@@ -89,6 +93,15 @@ class NodeHeader(QFrame):
             line.editingFinished.connect(self._emit_model)
         row2.addWidget(self.model_picker, 1)
         hl.addLayout(row2)
+        self.context_meter = QProgressBar(self)
+        self.context_meter.setObjectName("contextMeter")
+        self.context_meter.setAccessibleName("Context window")
+        self.context_meter.setTextVisible(False)
+        self.context_meter.setRange(0, 1000)
+        self.context_meter.setFixedHeight(3)
+        self.context_meter.setProperty("warning", False)
+        self.context_meter.hide()
+        hl.addWidget(self.context_meter)
 
     def _emit_model(self) -> None:
         self.model_entered.emit(self.model_picker.currentText().strip())
@@ -145,6 +158,23 @@ class NodeHeader(QFrame):
         self.model_picker.blockSignals(True)
         self.model_picker.setEditText(model or "")
         self.model_picker.blockSignals(False)
+
+    def show_context(self, use: ContextUse | None) -> None:
+        """Show how full the context window is (``None`` hides the meter: nothing known yet)."""
+        meter = self.context_meter
+        if use is None:
+            meter.hide()
+            return
+        meter.setValue(min(1000, round(use.fraction * 1000)))
+        warning = use.fraction >= WARN_FRACTION
+        if meter.property("warning") != warning:
+            meter.setProperty("warning", warning)
+            meter.style().unpolish(meter)
+            meter.style().polish(meter)
+        percent = use.fraction * 100
+        meter.setToolTip(f"{format_tokens(use.used)} of {format_tokens(use.window)} tokens "
+                         f"({percent:.0f}% of {use.model}'s context window, as of the last reply)")
+        meter.show()
 
     def show_totals(self, totals: TokenTotals, cost: ConversationCost) -> None:
         """Show the conversation's tokens and cost in the chips (tooltips give the details)."""

@@ -129,6 +129,9 @@ QLabel#tokenChip, QLabel#costChip {{
     border-radius: 9px; padding: 1px 8px;
 }}
 QLabel#costChip {{ color: {c.text}; font-weight: 600; }}
+QProgressBar#contextMeter {{ border: none; background: {c.chip_bg}; border-radius: 1px; }}
+QProgressBar#contextMeter::chunk {{ background: {c.accent}; border-radius: 1px; }}
+QProgressBar#contextMeter[warning="true"]::chunk {{ background: {c.warn_border}; }}
 QScrollArea#transcript {{ border: none; background: {c.base}; }}
 QWidget#transcriptContent {{ background: {c.base}; }}
 QTextBrowser#messageBody, QPlainTextEdit#thinkingBody {{

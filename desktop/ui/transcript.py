@@ -131,6 +131,9 @@ class Transcript(QScrollArea):
             answers with ``mark_decided``.
         retry_requested(): the error row's Retry button was clicked.
         rendered(): a flush changed what is shown.
+        message_action(str, str, str): ``(action, message_id, argument)`` from a message's action
+            row (``desktop.ui.message_actions``); the node applies it.
+        view_created(object): a message view was built (the node sets up its action row).
 
     Attributes:
         theme: the Markdown theme (change it with ``set_theme``).
@@ -140,6 +143,8 @@ class Transcript(QScrollArea):
     decision = Signal(str, str)
     retry_requested = Signal()
     rendered = Signal()
+    message_action = Signal(str, str, str)
+    view_created = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -532,6 +537,8 @@ class Transcript(QScrollArea):
         else:
             view = NoteMessageView(msg, self._content)
         self._views[msg.id] = view
+        view.action_requested.connect(self.message_action)  # versions: message_actions
+        self.view_created.emit(view)
         return view
 
     def _on_card_created(self, owner: AssistantMessageView, call_id: str, card: ToolCard) -> None:

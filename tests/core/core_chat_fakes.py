@@ -5,8 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import dataclasses
-import functools
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,13 +116,3 @@ def replay(history: Sequence[ChatMessage], events: Sequence[ChatEvent]) -> list[
     for event in events:
         apply_event(conv, event)
     return conv.messages
-
-
-def sync(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:
-    """Run an async test function on a fresh event loop (no asyncio pytest plugin is installed)."""
-
-    @functools.wraps(test)
-    def wrapper(*args: Any, **kwargs: Any) -> None:
-        asyncio.run(test(*args, **kwargs))
-
-    return wrapper

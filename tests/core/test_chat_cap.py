@@ -22,7 +22,7 @@ from desktop.core.chat import (
     serialize_conversation,
     split_for_cap,
 )
-from desktop.core.chat.conversation import _message_size
+from desktop.core.chat._cap import _message_size
 
 
 def array_bytes(messages: list[ChatMessage]) -> int:

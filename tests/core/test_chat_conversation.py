@@ -424,3 +424,56 @@ def test_deserialize_accepts_integral_floats_and_missing_optionals() -> None:
     payload = json.dumps({"v": 2, "id": "c", "createdAt": 1.0, "messages": [{**GOOD, "ts": 5.0}]})
     conv = deserialize_conversation(payload)
     assert conv.created_at == 1 and conv.messages[0].ts == 5 and not conv.messages[0].stopped
+
+
+# -- the public facade, the dict-level loader and unencodable text ------------------------------------
+
+
+def test_facade_reexports_every_public_name_of_the_split_modules() -> None:
+    from desktop.core.chat import _appliers, _cap, _codec, _slash, conversation
+
+    for module in (_appliers, _cap, _codec, _slash):
+        for name in module.__all__:
+            assert getattr(conversation, name) is getattr(module, name), name
+            assert name in conversation.__all__, name
+
+
+def test_conversation_from_dict_matches_deserialize() -> None:
+    from desktop.core.chat.conversation import conversation_from_dict
+
+    conv = conv_with(
+        ChatMessage("m-1", "user", "hi", 1),
+        ChatMessage("m-2", "assistant", "hello", 2, usage=Usage(3, 4), model="gpt"),
+    )
+    text = serialize_conversation(conv)
+    loaded = conversation_from_dict(json.loads(text))
+    assert loaded == deserialize_conversation(text) == conv
+    with pytest.raises(TypeError, match="must be a JSON object"):
+        conversation_from_dict([1, 2])
+    with pytest.raises(TypeError, match="version"):
+        conversation_from_dict({"messages": []})
+    with pytest.raises(TypeError, match="message 0"):
+        conversation_from_dict({"v": 2, "id": "c", "createdAt": 1, "messages": [{"role": "user"}]})
+
+
+def test_serialize_repairs_lone_surrogates_already_in_memory() -> None:
+    from desktop.core.chat.conversation import conversation_to_json
+
+    lone = json.loads('"cut \\ud83d emoji"')  # what a naive decoder keeps from a cut emoji
+    assert "\ud83d" in lone
+    msg = ChatMessage("m-1", "assistant", lone, 1, thinking=lone, model="m\udc00",
+                      tool_calls=[ToolCall("c1", "read_file", '{"path":"\\ud83d"}', result=lone)])
+    msg.extra["note"] = {"k\ud800": [lone]}
+    conv = conv_with(ChatMessage("m-0", "user", "q", 0), msg)
+    for text in (serialize_conversation(conv), conversation_to_json(conv)):
+        data = text.encode("utf-8")  # must not raise
+        back = deserialize_conversation(data)
+        assert back.messages[1].content == "cut \ufffd emoji"
+        assert back.messages[1].thinking == "cut \ufffd emoji"
+        assert back.messages[1].model == "m\ufffd"
+        assert back.messages[1].tool_calls is not None
+        assert back.messages[1].tool_calls[0].result == "cut \ufffd emoji"
+        assert back.messages[1].extra["note"] == {"k\ufffd": ["cut \ufffd emoji"]}
+    # A valid emoji survives untouched.
+    conv.messages[1].content = "ok \U0001F600"
+    assert "ok \U0001F600" in serialize_conversation(conv)

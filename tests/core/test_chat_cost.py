@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from importlib import resources
+from pathlib import Path
 
+import httpx
 import pytest
 
 from desktop.core.chat import (
@@ -20,7 +23,11 @@ from desktop.core.chat import (
     message_cost,
     price_for,
 )
-from desktop.core.chat.cost import FAMILY_PREFIXES, load_prices
+from desktop.core.chat.cost import FAMILY_PREFIXES, cache_savings, conversation_cache_savings, load_prices
+from desktop.core.chat.types import ProviderConfig, UsageReport
+from desktop.core.providers import driver_for
+
+STREAMS = Path(__file__).resolve().parents[1] / "fixtures" / "streams"
 
 DATA = json.loads(resources.files("desktop.core.chat").joinpath("model_prices.json").read_text("utf-8"))
 
@@ -51,7 +58,10 @@ def test_family_prefixes_price_as_the_newest_model(family: str, newest: str) -> 
 
 
 def test_family_choice_is_deterministic_whatever_the_table_order() -> None:
-    assert load_prices(dict(reversed(list(DATA.items())))) == DEFAULT_PRICES
+    curated = load_prices(DATA)
+    assert load_prices(dict(reversed(list(DATA.items())))) == curated
+    # The built-in table is the curated one plus the LiteLLM refresh, which never changes a curated key.
+    assert {key: DEFAULT_PRICES[key] for key in curated} == curated
 
 
 def test_load_prices_rejects_a_bad_row() -> None:
@@ -84,7 +94,7 @@ def test_price_matching(model: str, key: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "model", ["o3-pro", "o3pro", "llama3:8b", "mistral-large", "", None, "   ", "vendor/"]
+    "model", ["o3pro", "o3-ultra-9", "llama3:8b", "mistral-large-x", "", None, "   ", "vendor/"]
 )
 def test_unknown_models_have_no_price(model: str | None) -> None:
     assert price_for(model) is None
@@ -105,7 +115,10 @@ def test_d11_override_order_exact_then_longest() -> None:
     assert price_for("gpt-4o", overrides) == DEFAULT_PRICES["gpt-4o"]
     assert price_for("my-local-model", {"my-local-model": exact}) == exact
     assert price_for("my-local-model:q4", {"my-local-model": exact}) == exact
-    assert price_for("o3-pro", {"o3": exact}) is None  # the same matching rules apply to overrides
+    # The same matching rules apply to overrides: an "o3" override never prices o3-pro, which keeps
+    # its own built-in price (and a model with no price of its own stays unpriced).
+    assert price_for("o3-pro", {"o3": exact}) == DEFAULT_PRICES["o3-pro"] != exact
+    assert price_for("o3-ultra-9", {"o3": exact}) is None
 
 
 def test_d12_cache_reads_and_writes_have_their_own_rates() -> None:
@@ -116,12 +129,44 @@ def test_d12_cache_reads_and_writes_have_their_own_rates() -> None:
     assert cost == Cost(pytest.approx(expected), False)
 
 
+def _drive_openai(body: bytes) -> list[UsageReport]:
+    """Run the real OpenAI driver over a recorded stream served by an in-process transport."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    async def scenario() -> list[UsageReport]:
+        config = ProviderConfig("openrouter", "OpenRouter", "openai", "https://openrouter.test/v1", "k" * 20)
+        async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
+            driver = driver_for(config, client)
+            messages = [ChatMessage("u1", "user", "hi", 0)]
+            return [e async for e in driver.stream(model="m", messages=messages, tools=[])
+                    if isinstance(e, UsageReport)]
+
+    return asyncio.run(scenario())
+
+
 def test_d12_openai_cached_tokens_are_not_double_counted() -> None:
     # openrouter_comments_cached_usage: prompt 687 incl. 679 cached, completion 187 incl. 118 reasoning
-    usage = Usage(input_tokens=687 - 679, output_tokens=187, cache_read_tokens=679, reasoning_tokens=118)
+    body = (STREAMS / "openrouter_comments_cached_usage.sse").read_bytes()
+    reports = _drive_openai(body)
+    usage = reports[-1].usage
+    assert usage == Usage(input_tokens=8, output_tokens=187, cache_read_tokens=679, reasoning_tokens=118)
     cost = cost_of(usage, "openai/gpt-4o")
-    assert cost.usd == pytest.approx((8 * 2.5 + 187 * 10.0 + 679 * 1.25) / 1e6)
+    # 8 uncached input at $2.50, 679 cached at $1.25, 187 output (reasoning included) at $10 per million
+    assert cost.usd == pytest.approx(0.00273875)  # (20 + 848.75 + 1870) / 1e6
     assert not cost.estimated
+
+
+def test_d12_openai_cache_write_tokens_are_taken_out_of_the_input_too() -> None:
+    usage = {"prompt_tokens": 1000, "completion_tokens": 10,
+             "prompt_tokens_details": {"cached_tokens": 600, "cache_write_tokens": 300}}
+    body = (b'data: {"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}\n\n'
+            b'data: {"choices":[],"usage":' + json.dumps(usage).encode() + b"}\n\ndata: [DONE]\n\n")
+    (report,) = _drive_openai(body)
+    assert report.usage == Usage(100, 10, cache_read_tokens=600, cache_write_tokens=300)
+    price = Price(input=1.0, output=2.0, cache_read=0.5, cache_write=1.5)
+    assert cost_of(report.usage, "x", {"x": price}).usd == pytest.approx((100 + 20 + 300 + 450) / 1e6)
 
 
 def test_d12_reasoning_tokens_are_part_of_output() -> None:
@@ -195,3 +240,72 @@ def test_conversation_cost_respects_overrides() -> None:
 )
 def test_format_cost(cc: ConversationCost, text: str) -> None:
     assert format_cost(cc) == text
+
+
+# -- what cache reads saved ----------------------------------------------------------------------
+
+SONNET = {"sonnet-test": Price(3.0, 15.0, cache_read=0.30, cache_write=3.75)}
+
+
+def test_cache_savings_of_100k_cached_tokens_at_sonnet_prices() -> None:
+    usage = Usage(2_000, 500, cache_read_tokens=100_000, cache_write_tokens=7_000, reasoning_tokens=50)
+    # 100 000 tokens at $3/M would have cost $0.30; read from the cache they cost $0.03.
+    assert cache_savings(usage, "sonnet-test", SONNET) == pytest.approx(0.27)
+    # The built-in Claude Sonnet price gives the same (input $3/M, cache read $0.30/M).
+    assert DEFAULT_PRICES["claude-sonnet-4-5"].cache_read == pytest.approx(0.30)
+    assert cache_savings(usage, "claude-sonnet-4-5", None) == pytest.approx(0.27)
+    # The savings are exactly the gap between the uncached cost and the real cost of those tokens.
+    uncached = cost_of(Usage(102_000, 500, cache_write_tokens=7_000), "sonnet-test", SONNET).usd
+    assert uncached - cost_of(usage, "sonnet-test", SONNET).usd == pytest.approx(0.27)
+
+
+def test_cache_savings_without_reads_without_a_rate_or_without_a_price() -> None:
+    assert cache_savings(Usage(10_000, 10, cache_write_tokens=5_000), "sonnet-test", SONNET) == 0.0
+    no_rate = {"plain": Price(2.0, 8.0)}  # cache reads priced at the input rate: nothing saved
+    assert cache_savings(Usage(0, 0, cache_read_tokens=10**6), "plain", no_rate) == 0.0
+    assert cache_savings(Usage(0, 0, cache_read_tokens=10**6), "mystery-model-xyz") is None
+    assert cache_savings(Usage(0, 0, cache_read_tokens=10**6), None) is None
+    # An override pricing cache reads above input says so: the amount is negative.
+    dear = {"dear": Price(1.0, 1.0, cache_read=1.5)}
+    assert cache_savings(Usage(0, 0, cache_read_tokens=10**6), "dear", dear) == pytest.approx(-0.5)
+
+
+def test_conversation_savings_sum_over_priced_assistant_messages() -> None:
+    messages = [
+        ChatMessage("u", "user", "q", 0, usage=Usage(0, 0, cache_read_tokens=10**6)),  # not an answer
+        assistant(1, Usage(100, 10, cache_read_tokens=100_000), "sonnet-test"),
+        assistant(2, Usage(100, 10, cache_read_tokens=200_000)),  # priced with the conversation model
+        assistant(3, Usage(100, 10, cache_read_tokens=300_000), "mystery-model-xyz"),  # unpriced: left out
+        assistant(4, None, "sonnet-test"),
+    ]
+    assert conversation_cache_savings(messages, "sonnet-test", SONNET) == pytest.approx(0.81)
+    cc = conversation_cost(messages, "sonnet-test", SONNET)
+    assert cc.cache_saved == pytest.approx(0.81) and cc.unpriced == 1
+    assert conversation_cache_savings(messages[3:], "sonnet-test", SONNET) is None
+    assert conversation_cache_savings([], "sonnet-test", SONNET) is None
+    assert conversation_cost([], "sonnet-test").cache_saved == 0.0
+    no_reads = [assistant(1, Usage(100, 10), "sonnet-test")]
+    assert conversation_cache_savings(no_reads, None, SONNET) == 0.0
+
+
+def test_the_litellm_refresh_prices_models_the_curated_table_lacks() -> None:
+    import json
+    from importlib import resources
+
+    from desktop.core.chat.cost import LITELLM_FILE, price_source
+
+    package = resources.files("desktop.core.chat")
+    refreshed = json.loads(package.joinpath(LITELLM_FILE).read_text("utf-8"))
+    curated = json.loads(package.joinpath("model_prices.json").read_text("utf-8"))
+    extra = [m for m in refreshed["models"] if m not in curated]
+    assert len(extra) > 100  # today's OpenAI, Anthropic, Gemini, DeepSeek, Mistral, xAI and Groq models
+    for model in extra[:50]:
+        row = refreshed["models"][model]
+        price = price_for(model)
+        assert price is not None and (price.input, price.output) == (row["input"], row["output"]), model
+    for vendor in ("mistral", "grok", "gemini", "deepseek", "claude", "gpt"):
+        assert any(vendor in m for m in refreshed["models"]), vendor
+    source, date = price_source()
+    assert source.startswith("litellm ") and len(date) == 10
+    # The curated table still wins where both have a model (today they agree).
+    assert price_for("gpt-4o-mini") == Price(0.15, 0.6, 0.075, None)

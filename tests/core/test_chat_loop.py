@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from core_chat_fakes import HANG, YIELD, ScriptedDriver, make_tool, replay, sync, without_ts
+from core_chat_fakes import HANG, YIELD, ScriptedDriver, make_tool, replay, without_ts
 
 from desktop.core.chat import (
     DEFAULT_MAX_ITERATIONS,
@@ -72,7 +72,7 @@ async def run(
     return result.messages, result.stop_reason, start
 
 
-@sync
+@pytest.mark.anyio
 async def test_text_turn_stamps_every_event_with_the_new_assistant_message() -> None:
     driver = ScriptedDriver(
         [[Thinking("hm"), Thinking("", signature="s"), Delta("Hel"), Delta("lo"), UsageReport(Usage(5, 2))]]
@@ -93,7 +93,7 @@ async def test_text_turn_stamps_every_event_with_the_new_assistant_message() -> 
     assert not rec.of(Done)
 
 
-@sync
+@pytest.mark.anyio
 async def test_d7_tool_results_replay_and_system_prompt_is_sent() -> None:
     seen: list[dict[str, Any]] = []
     driver = ScriptedDriver(
@@ -112,7 +112,7 @@ async def test_d7_tool_results_replay_and_system_prompt_is_sent() -> None:
     assert driver2.calls[0].system == "Be terse." and driver2.calls[0].tools == []
 
 
-@sync
+@pytest.mark.anyio
 async def test_seed_notes_are_never_sent_to_the_provider() -> None:
     driver = ScriptedDriver([[Delta("x")]])
     history = [ChatMessage("n1", "note", "cost: $1", 0), USER]
@@ -120,7 +120,7 @@ async def test_seed_notes_are_never_sent_to_the_provider() -> None:
     assert [m.id for m in driver.calls[0].messages] == ["u1"]
 
 
-@sync
+@pytest.mark.anyio
 async def test_d4_one_tool_call_requested_per_call_with_the_right_status() -> None:
     driver = ScriptedDriver(
         [[call("c1", "read"), call("c2", "write"), call("c1", "read", '{"a": 1}')], [Delta("done")]]
@@ -142,7 +142,7 @@ async def test_d4_one_tool_call_requested_per_call_with_the_right_status() -> No
     assert kinds == ["ToolCallRequested", "ToolCallFinished"] * 2
 
 
-@sync
+@pytest.mark.anyio
 async def test_d5_denial_finishes_every_call_and_ends_with_denied() -> None:
     ran: list[dict[str, Any]] = []
     driver = ScriptedDriver([[call("c1", "read"), call("c2", "write"), call("c3", "read")]])
@@ -166,7 +166,7 @@ async def test_d5_denial_finishes_every_call_and_ends_with_denied() -> None:
     assert [m.tool_calls[0].id for m in tool_msgs if m.tool_calls] == ["c1", "c2", "c3"]
 
 
-@sync
+@pytest.mark.anyio
 async def test_unknown_tool_bad_json_and_raising_tool_are_errors_for_the_model() -> None:
     driver = ScriptedDriver(
         [
@@ -191,7 +191,7 @@ async def test_unknown_tool_bad_json_and_raising_tool_are_errors_for_the_model()
     assert all(c.is_error for c in results.values())
 
 
-@sync
+@pytest.mark.anyio
 async def test_bad_arguments_never_ask_for_approval() -> None:
     driver = ScriptedDriver([[call("c1", "write", "{oops")]])
     rec = Recorder()
@@ -199,7 +199,7 @@ async def test_bad_arguments_never_ask_for_approval() -> None:
     assert rec.asked == [] and rec.of(ToolCallFinished)[0].call.status == "error"
 
 
-@sync
+@pytest.mark.anyio
 async def test_d6_iteration_limit_adds_a_note_not_a_system_message() -> None:
     driver = ScriptedDriver([[call(f"c{i}", "read")] for i in range(5)])
     rec = Recorder()
@@ -211,7 +211,7 @@ async def test_d6_iteration_limit_adds_a_note_not_a_system_message() -> None:
     assert len(rec.of(ToolCallFinished)) == 3  # the last turn's tools ran before the limit
 
 
-@sync
+@pytest.mark.anyio
 async def test_default_max_iterations_is_ten() -> None:
     assert DEFAULT_MAX_ITERATIONS == 10
     driver = ScriptedDriver([[call(f"c{i}", "read")] for i in range(20)])
@@ -219,13 +219,13 @@ async def test_default_max_iterations_is_ten() -> None:
     assert reason == "max_iterations" and len(driver.calls) == 10
 
 
-@sync
+@pytest.mark.anyio
 async def test_max_iterations_below_one_is_rejected() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         await run_chat_loop(ScriptedDriver([]), "m", [USER], [], Recorder().hooks(0))
 
 
-@sync
+@pytest.mark.anyio
 async def test_calls_of_a_failed_stream_never_run_and_partial_text_stays() -> None:
     ran: list[dict[str, Any]] = []
     err = ChatError("stream ended before the response was complete", kind="network")
@@ -239,7 +239,7 @@ async def test_calls_of_a_failed_stream_never_run_and_partial_text_stays() -> No
     assert without_ts(replay([USER], rec.events)) == without_ts(messages)
 
 
-@sync
+@pytest.mark.anyio
 async def test_driver_notices_become_notes_and_done_from_a_driver_is_ignored() -> None:
     driver = ScriptedDriver([[Delta("cut"), Notice("response truncated: max_tokens"), Done("end_turn")]])
     rec = Recorder()
@@ -250,7 +250,7 @@ async def test_driver_notices_become_notes_and_done_from_a_driver_is_ignored() -
     assert not rec.of(Done)
 
 
-@sync
+@pytest.mark.anyio
 async def test_reused_or_empty_call_ids_get_fresh_ids() -> None:
     history = [USER, ChatMessage("a0", "assistant", "", 1, tool_calls=[ToolCall("call_0", "read", "{}")])]
     driver = ScriptedDriver([[call("call_0", "read"), call("", "read")]])
@@ -285,7 +285,7 @@ async def cancel_when(
     return messages
 
 
-@sync
+@pytest.mark.anyio
 async def test_cancel_while_awaiting_approval_skips_announced_and_remaining_calls() -> None:
     parked = asyncio.Event()
 
@@ -302,7 +302,7 @@ async def test_cancel_while_awaiting_approval_skips_announced_and_remaining_call
     assert [e.call.id for e in rec.of(ToolCallRequested)] == ["c1", "c2", "c3"]
 
 
-@sync
+@pytest.mark.anyio
 async def test_cancel_while_a_tool_runs_skips_it() -> None:
     started: list[dict[str, Any]] = []
     driver = ScriptedDriver([[call("c1", "slow")]])
@@ -313,7 +313,7 @@ async def test_cancel_while_a_tool_runs_skips_it() -> None:
     ]
 
 
-@sync
+@pytest.mark.anyio
 async def test_cancel_while_streaming_closes_the_stream_and_announces_nothing() -> None:
     driver = ScriptedDriver([[Delta("par"), call("c1", "read"), YIELD, HANG]])
     rec = Recorder()

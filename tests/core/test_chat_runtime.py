@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
-from core_chat_fakes import HANG, ScriptedDriver, make_tool, provider, replay, sync, without_ts
+from core_chat_fakes import HANG, ScriptedDriver, make_tool, provider, replay, without_ts
 
 import desktop.core.providers as providers_pkg
 from desktop.core.chat import (
@@ -94,7 +94,7 @@ def assert_invariant(h: Harness, result: ChatSendResult, node: str = "n1") -> No
 # -- seed behaviour --------------------------------------------------------------------------------
 
 
-@sync
+@pytest.mark.anyio
 async def test_seed_text_turn_broadcasts_events_then_exactly_one_done() -> None:
     h = Harness([[Delta("Hi"), Delta(" there")]])
     result = await h.runtime.send(req())
@@ -107,7 +107,7 @@ async def test_seed_text_turn_broadcasts_events_then_exactly_one_done() -> None:
     assert len(h.logs) == 1 and h.logs[0].startswith("chat n1 finished in ") and h.logs[0].endswith("ms")
 
 
-@sync
+@pytest.mark.anyio
 async def test_seed_busy_node_is_rejected_without_done() -> None:
     h = Harness([[Delta("x"), HANG]])
     first = h.start()
@@ -121,7 +121,7 @@ async def test_seed_busy_node_is_rejected_without_done() -> None:
     assert len(h.of(Done)) == 1
 
 
-@sync
+@pytest.mark.anyio
 async def test_seed_missing_provider_is_an_error_without_done() -> None:
     h = Harness([[Delta("x")]])
     h.config = None  # type: ignore[assignment]
@@ -131,7 +131,7 @@ async def test_seed_missing_provider_is_an_error_without_done() -> None:
     assert h.events == [] and not h.runtime.is_busy("n1")
 
 
-@sync
+@pytest.mark.anyio
 async def test_seed_a_raising_resolver_is_an_early_error_too() -> None:
     def boom(_req: ChatSendRequest) -> ProviderConfig:
         raise RuntimeError("settings unreadable")
@@ -141,7 +141,7 @@ async def test_seed_a_raising_resolver_is_an_early_error_too() -> None:
     assert not result.ok and "settings unreadable" in (result.error or "")
 
 
-@sync
+@pytest.mark.anyio
 async def test_seed_run_is_registered_before_any_io() -> None:
     busy_at_driver_creation: list[bool] = []
     h = Harness([[Delta("x")]])
@@ -160,7 +160,7 @@ async def test_seed_run_is_registered_before_any_io() -> None:
     assert busy_at_driver_creation == [True] and not h.runtime.is_busy("n1")
 
 
-@sync
+@pytest.mark.anyio
 async def test_seed_model_resolution_and_no_tools_by_default() -> None:
     h = Harness([[], [], []], config=provider(model="cfg-model"))
     h.runtime = create_chat_runtime(
@@ -177,7 +177,7 @@ async def test_seed_model_resolution_and_no_tools_by_default() -> None:
     assert h.driver.calls[0].system == "Be terse."
 
 
-@sync
+@pytest.mark.anyio
 async def test_seed_caller_messages_are_not_mutated() -> None:
     h = Harness([[Delta("x")]])
     messages = [USER]
@@ -185,7 +185,7 @@ async def test_seed_caller_messages_are_not_mutated() -> None:
     assert messages == [USER] and USER.content == "hello"
 
 
-@sync
+@pytest.mark.anyio
 async def test_seed_default_driver_for_comes_from_the_providers_package(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -205,7 +205,7 @@ async def test_seed_default_driver_for_comes_from_the_providers_package(
     assert result.ok and seen == [config] and result.messages[-1].content == "from registry"
 
 
-@sync
+@pytest.mark.anyio
 async def test_chat_error_ends_with_done_error_and_keeps_partial_text_marked() -> None:
     err = ChatError("401 authentication_error: invalid x-api-key", provider="anthropic", status=401)
     h = Harness([[Delta("partial"), err]])
@@ -218,7 +218,7 @@ async def test_chat_error_ends_with_done_error_and_keeps_partial_text_marked() -
     assert_invariant(h, result)
 
 
-@sync
+@pytest.mark.anyio
 async def test_any_exception_becomes_done_error_and_never_escapes() -> None:
     def broken_driver_for(_cfg: ProviderConfig) -> ScriptedDriver:
         raise RuntimeError("no such api")
@@ -232,7 +232,7 @@ async def test_any_exception_becomes_done_error_and_never_escapes() -> None:
     assert not result2.ok and h2.of(Done)[0].reason == "error" and not h2.runtime.is_busy("n1")
 
 
-@sync
+@pytest.mark.anyio
 async def test_a_failing_broadcast_is_contained() -> None:
     h = Harness([[Delta("x")]])
 
@@ -248,7 +248,7 @@ async def test_a_failing_broadcast_is_contained() -> None:
 # -- D1-D5 -----------------------------------------------------------------------------------------
 
 
-@sync
+@pytest.mark.anyio
 async def test_d1_not_busy_when_done_is_broadcast_and_a_resend_succeeds() -> None:
     h = Harness([[Delta("one")], [Delta("two")]])
     busy_on_done: list[bool] = []
@@ -267,7 +267,7 @@ async def test_d1_not_busy_when_done_is_broadcast_and_a_resend_succeeds() -> Non
     assert busy_on_done == [False, False]
 
 
-@sync
+@pytest.mark.anyio
 async def test_d2_stop_frees_a_run_parked_on_an_approval() -> None:
     ran: list[dict[str, Any]] = []
     h = Harness([[call("c1", "write")]], tools=[make_tool("write", needs_approval=True, seen=ran)])
@@ -289,7 +289,7 @@ async def test_d2_stop_frees_a_run_parked_on_an_approval() -> None:
     assert_invariant(h, result)
 
 
-@sync
+@pytest.mark.anyio
 async def test_d2_shutdown_resolves_pending_approvals_of_every_run() -> None:
     h = Harness(
         [[call("c1", "write")], [call("c2", "write")]], tools=[make_tool("write", needs_approval=True)]
@@ -305,7 +305,7 @@ async def test_d2_shutdown_resolves_pending_approvals_of_every_run() -> None:
     assert not late.ok and not h.of(Done, "c")
 
 
-@sync
+@pytest.mark.anyio
 async def test_d3_run_registry_is_per_runtime_instance() -> None:
     h1, h2 = Harness([[HANG]]), Harness([[Delta("independent")]])
     t1 = h1.start()
@@ -317,7 +317,7 @@ async def test_d3_run_registry_is_per_runtime_instance() -> None:
     await t1
 
 
-@sync
+@pytest.mark.anyio
 async def test_d4_one_tool_call_requested_per_call_through_approval() -> None:
     h = Harness(
         [[call("c1", "write"), call("c2", "read")], [Delta("done")]],
@@ -336,7 +336,7 @@ async def test_d4_one_tool_call_requested_per_call_through_approval() -> None:
     assert_invariant(h, result)
 
 
-@sync
+@pytest.mark.anyio
 async def test_d4_a_synchronous_always_allow_answer_is_not_lost() -> None:
     h = Harness([[call("c1", "write")], [Delta("written")]], tools=[make_tool("write", needs_approval=True)])
 
@@ -349,7 +349,7 @@ async def test_d4_a_synchronous_always_allow_answer_is_not_lost() -> None:
     assert result.stop_reason == "end_turn" and h.of(ToolCallFinished)[0].call.status == "done"
 
 
-@sync
+@pytest.mark.anyio
 async def test_d5_denial_gives_every_call_one_finished_and_reason_denied() -> None:
     h = Harness(
         [[call("c1", "write"), call("c2", "read")]],
@@ -371,7 +371,7 @@ async def test_d5_denial_gives_every_call_one_finished_and_reason_denied() -> No
 # -- stop, iteration limit, cancellation -----------------------------------------------------------
 
 
-@sync
+@pytest.mark.anyio
 async def test_stop_while_streaming_marks_the_message_in_progress() -> None:
     h = Harness([[Delta("half an ans"), HANG]])
     task = h.start()
@@ -386,7 +386,7 @@ async def test_stop_while_streaming_marks_the_message_in_progress() -> None:
     assert_invariant(h, result)
 
 
-@sync
+@pytest.mark.anyio
 async def test_stop_and_approve_on_an_idle_node_are_no_ops() -> None:
     h = Harness()
     h.runtime.stop("idle")
@@ -396,7 +396,7 @@ async def test_stop_and_approve_on_an_idle_node_are_no_ops() -> None:
         h.runtime.approve("idle", "c1", "maybe")  # type: ignore[arg-type]
 
 
-@sync
+@pytest.mark.anyio
 async def test_d6_max_iterations_from_deps_ends_with_done_max_iterations() -> None:
     h = Harness([[call(f"c{i}", "read")] for i in range(5)], tools=[make_tool("read")], max_iterations=2)
     result = await h.runtime.send(req())
@@ -405,7 +405,7 @@ async def test_d6_max_iterations_from_deps_ends_with_done_max_iterations() -> No
     assert_invariant(h, result)
 
 
-@sync
+@pytest.mark.anyio
 async def test_external_cancellation_still_broadcasts_done_then_propagates() -> None:
     h = Harness([[Delta("x"), HANG]])
     task = h.start()
@@ -439,7 +439,7 @@ def _threaded_write(path: Any, started: Any) -> ChatToolDef:
     return ChatToolDef("write", "write a file", {"type": "object"}, True, run)
 
 
-@sync
+@pytest.mark.anyio
 async def test_stop_during_a_threaded_write_records_what_really_happened(tmp_path: Any) -> None:
     import threading
 
@@ -457,4 +457,32 @@ async def test_stop_during_a_threaded_write_records_what_really_happened(tmp_pat
     assert result.stop_reason == "stopped" and target.read_text() == "written"
     finished = [(f.call.id, f.call.status, f.call.result) for f in h.of(ToolCallFinished)]
     assert finished == [("c1", "done", "wrote 7 bytes"), ("c2", "skipped", "skipped: stopped by user")]
+    assert_invariant(h, result)
+
+
+@pytest.mark.anyio
+async def test_stop_during_an_interruptible_gated_tool_does_not_wait_for_it() -> None:
+    cancelled = asyncio.Event()
+
+    async def run(args: dict[str, Any]) -> str:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            cancelled.set()  # an MCP call tells its server here (notifications/cancelled)
+            raise
+        return "never"
+
+    tool = ChatToolDef("remote", "a server-side action", {"type": "object"}, True, run, interruptible=True)
+    h = Harness([[call("c1", "remote")]], tools=[tool])
+    task = h.start()
+    await until(lambda: bool(h.of(ToolCallRequested)))
+    h.runtime.approve("n1", "c1", "approve")
+    await asyncio.sleep(0.05)
+    started = time.perf_counter()
+    h.runtime.stop("n1")
+    result = await task
+    elapsed = time.perf_counter() - started
+    assert result.stop_reason == "stopped" and cancelled.is_set()
+    assert elapsed < 0.5, elapsed  # a thread tool would get TOOL_STOP_GRACE_S (2 s) first
+    assert [f.call.status for f in h.of(ToolCallFinished)] == ["skipped"]
     assert_invariant(h, result)

@@ -10,6 +10,7 @@ from desktop.core.chat import (
     Price,
     TokenTotals,
     Usage,
+    conversation_cost,
     cost_breakdown,
     cost_tooltip,
     format_tokens,
@@ -73,6 +74,8 @@ def test_cost_breakdown_per_model() -> None:
         "Cost: ≥ $0.0130 over 3 response(s)",
         "Input: 2,500 uncached · 2,000 cache reads · 0 cache writes",
         "Output: 1,000 (reasoning 10)",
+        # 2 000 cache reads at $0.50/M instead of $2/M input
+        "Cache reads saved $0.0030 compared with the uncached input price",
         "  priced-model: 2 response(s), $0.0130",
         "  mystery-model-xyz: 1 response(s), no price known",
         "1 response(s) have no known price (add an override in Settings).",
@@ -85,3 +88,40 @@ def test_cost_breakdown_uses_the_given_cost_and_names_unknown_models() -> None:
     assert text.split("\n")[0] == "Cost: $0.2500 over 1 response(s)"
     assert "  unknown model: 1 response(s), no price known" in text.split("\n")
     assert cost_breakdown([], None).split("\n")[0] == "Cost: n/a over 0 response(s)"
+
+
+def test_cost_tooltip_adds_what_cache_reads_saved() -> None:
+    assert cost_tooltip(ConversationCost(0.0123456, False, 0, 0.27)) == "$0.012346\ncache reads saved $0.2700"
+    assert cost_tooltip(ConversationCost(0.5, False, 2, 0.00005)) == (
+        "2 response(s) without a known price are not counted\ncache reads saved $0.0001"
+    )
+    # Nothing saved (or a negative amount from an odd override): no line.
+    assert cost_tooltip(ConversationCost(0.01, False, 0, 0.0)) == "$0.010000"
+    assert cost_tooltip(ConversationCost(0.01, False, 0, -0.5)) == "$0.010000"
+    assert "saved" not in cost_tooltip(ConversationCost(0.0, True, 0, 0.0))
+
+
+def test_cost_tooltip_of_a_cached_conversation() -> None:
+    sonnet = {"sonnet-test": Price(3.0, 15.0, cache_read=0.30, cache_write=3.75)}
+    messages = [assistant("a", Usage(0, 0, cache_read_tokens=100_000), model="sonnet-test")]
+    assert cost_tooltip(conversation_cost(messages, None, sonnet)).split("\n") == [
+        "$0.030000", "cache reads saved $0.2700"]
+
+
+def test_message_meta_shows_what_cache_reads_saved() -> None:
+    m = assistant("a", Usage(1000, 1000, cache_read_tokens=2000), model="priced-model")
+    # 1 000 × $2 + 1 000 × $8 + 2 000 × $0.50 per million = $0.0110; saved 2 000 × $1.50/M.
+    assert message_meta(m, None, PRICES) == (
+        "priced-model · 3k in · 1k out · $0.0110 · cache reads saved $0.0030"
+    )
+    # The node's model prices it when the message names none; no price: no amounts at all.
+    bare = assistant("b", Usage(0, 0, cache_read_tokens=2000))
+    assert message_meta(bare, "priced-model", PRICES) == "2k in · 0 out · $0.0010 · cache reads saved $0.0030"
+    assert message_meta(bare, "no-such-model-xyz", PRICES) == "2k in · 0 out"
+    # No cache reads: no savings part.
+    assert "saved" not in message_meta(assistant("c", Usage(10, 10), model="priced-model"), None, PRICES)
+
+
+def test_cost_breakdown_leaves_out_savings_when_there_are_none() -> None:
+    text = cost_breakdown([assistant("a", Usage(1000, 0), model="priced-model")], None, PRICES)
+    assert "saved" not in text

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import json
 import os
 import shutil
 import struct
@@ -11,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -31,60 +33,86 @@ def _load_trim() -> ModuleType:
 trim = _load_trim()
 
 
-# --- the spec -----------------------------------------------------------------------------------------------
+# --- the spec, run against stand-ins for PyInstaller's API -------------------------------------------------
+
+STANDINS = Path(__file__).resolve().parent / "standins"
 
 
-def _spec_tree() -> ast.Module:
-    return ast.parse(SPEC.read_text(encoding="utf-8"), filename=str(SPEC))
+def _installed_copy(tmp_path: Path) -> Path:
+    """A site folder holding a copy of the package, as ``pip install .`` would (the spec refuses the tree)."""
+    site = tmp_path / "site"
+    shutil.copytree(ROOT / "desktop", site / "desktop", ignore=shutil.ignore_patterns("__pycache__"))
+    return site
 
 
-def _calls(tree: ast.AST, name: str) -> list[ast.Call]:
-    return [
-        node for node in ast.walk(tree)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
-    ]
+def _run_spec(site: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    dropped = ("PYTHONPATH", "CHATNODES_BUNDLE_NO_TRIM")
+    full_env = {k: v for k, v in os.environ.items() if k not in dropped}
+    full_env.update(PYTHONPATH=os.pathsep.join([str(STANDINS), str(site)]), **env)
+    return subprocess.run([sys.executable, str(STANDINS / "run_spec.py"), str(SPEC)], cwd=site,
+                          capture_output=True, text=True, env=full_env, timeout=120, check=False)
 
 
-def _keyword(call: ast.Call, name: str) -> ast.expr:
-    for kw in call.keywords:
-        if kw.arg == name:
-            return kw.value
-    raise AssertionError(f"{ast.unparse(call.func)}() has no {name}=")
+@pytest.fixture(scope="module")
+def spec_calls(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """What the spec hands PyInstaller (Analysis/EXE/COLLECT arguments), trimmed build."""
+    result = _run_spec(_installed_copy(tmp_path_factory.mktemp("spec")))
+    assert result.returncode == 0, result.stdout + result.stderr
+    calls: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+    return calls
 
 
-def test_spec_builds_one_folder_named_chatnodes_from_the_entry_script() -> None:
-    tree = _spec_tree()
-    (exe,) = _calls(tree, "EXE")
-    assert ast.literal_eval(_keyword(exe, "name")) == "chatnodes"
-    assert ast.literal_eval(_keyword(exe, "exclude_binaries")) is True  # one-folder, not one-file
-    (coll,) = _calls(tree, "COLLECT")
-    assert ast.literal_eval(_keyword(coll, "name")) == "chatnodes"
-    (analysis,) = _calls(tree, "Analysis")
-    assert "entry.py" in ast.unparse(analysis.args[0])
-    assert (PACKAGING / "entry.py").is_file()
+def test_spec_builds_one_folder_named_chatnodes_from_the_entry_script(spec_calls: dict[str, Any]) -> None:
+    assert spec_calls["EXE"]["name"] == "chatnodes"
+    assert spec_calls["EXE"]["exclude_binaries"] is True  # one-folder, not one-file
+    assert spec_calls["COLLECT"]["name"] == "chatnodes"
+    assert spec_calls["Analysis"]["scripts"] == [str(PACKAGING / "entry.py")]
 
 
-def test_spec_collects_keyring_metadata_backends_and_entry_points() -> None:
-    source = ast.unparse(_spec_tree())
-    assert "copy_metadata('keyring')" in source
-    assert "collect_submodules('keyring.backends')" in source
-    assert "collect_entry_point('keyring.backends')" in source
-    assert "collect_submodules('secretstorage')" in source  # the Secret Service backend imports it lazily
+def test_spec_collects_keyring_metadata_backends_and_entry_points(spec_calls: dict[str, Any]) -> None:
+    import importlib.metadata
+
+    hidden = set(spec_calls["Analysis"]["hiddenimports"])
+    # every backend keyring finds through its entry points, and every module of keyring.backends
+    for ep in importlib.metadata.entry_points(group="keyring.backends"):
+        assert ep.module in hidden
+    assert {"keyring.backends.SecretService", "keyring.backends.fail", "keyring.backends.chainer"} <= hidden
+    assert "secretstorage.collection" in hidden  # the Secret Service backend imports it lazily
+    assert "jeepney.io.blocking" in hidden and not [name for name in hidden if ".tests" in name]
+    dests = {dest for _src, dest in spec_calls["Analysis"]["datas"]}
+    assert any(dest.startswith("keyring-") and dest.endswith(".dist-info") for dest in dests)
+    assert any(dest.startswith("chatnodes-") and dest.endswith(".dist-info") for dest in dests)
+    assert "desktop/core/chat" in dests  # the model price table
+    assert "resources/icons" in dests
 
 
-def test_spec_excludes_the_other_qt_bindings_even_untrimmed() -> None:
-    source = ast.unparse(_spec_tree())
-    assert "excludes=excludes" in source
-    assert "list(_trim.EXCLUDED_MODULES) if TRIM else list(_trim.OTHER_QT_BINDINGS)" in source
+def test_spec_excludes_the_other_qt_bindings_even_untrimmed(spec_calls: dict[str, Any],
+                                                            tmp_path: Path) -> None:
+    assert spec_calls["Analysis"]["excludes"] == list(trim.EXCLUDED_MODULES)
+    untrimmed = _run_spec(_installed_copy(tmp_path), CHATNODES_BUNDLE_NO_TRIM="1")
+    assert untrimmed.returncode == 0, untrimmed.stdout + untrimmed.stderr
+    calls = json.loads(untrimmed.stdout.strip().splitlines()[-1])
+    assert calls["Analysis"]["excludes"] == list(trim.OTHER_QT_BINDINGS)
     for binding in ("PyQt5", "PyQt6", "PySide2"):
         assert binding in trim.OTHER_QT_BINDINGS
-        assert binding in trim.EXCLUDED_MODULES
 
 
-def test_entry_script_runs_the_real_app_main() -> None:
-    source = (PACKAGING / "entry.py").read_text(encoding="utf-8")
-    assert "from desktop.app import main" in source
-    assert "raise SystemExit(run())" in source
+def test_spec_refuses_the_source_tree(tmp_path: Path) -> None:
+    result = _run_spec(ROOT)
+    assert result.returncode != 0
+    assert "resolves to the source tree, not the installed package" in result.stderr
+
+
+def test_entry_script_runs_the_real_app(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "CHATNODES_BUNDLE_DIAG"}
+    env["QT_QPA_PLATFORM"] = "offscreen"
+    result = subprocess.run(
+        [sys.executable, str(PACKAGING / "entry.py"), str(tmp_path / "proj"),
+         "--config-dir", str(tmp_path / "cfg"), "--smoke-test"],
+        capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "first_paint_ms=" in result.stderr and "ready_ms=" in result.stderr
+    assert (tmp_path / "proj" / "project.json").is_file()
 
 
 # --- Qt modules and plugins ---------------------------------------------------------------------------------
@@ -313,11 +341,60 @@ def test_scripts_parse(script: str) -> None:
     subprocess.run(["bash", "-n", str(PACKAGING / script)], check=True)
 
 
-def test_build_script_uses_its_own_venv_and_a_non_editable_install() -> None:
-    source = (PACKAGING / "build.sh").read_text(encoding="utf-8")
-    assert 'VENV="$ROOT/.venv-bundle"' in source
-    assert " -e " not in source and "--editable" not in source
-    assert "chatnodes.spec" in source
+_FAKE_PYTHON = r"""#!/usr/bin/env bash
+# Stand-in interpreter: records its arguments; "-m venv DIR" makes a venv of stand-ins.
+echo "python $*" >> "$FAKE_LOG"
+if [[ "$1" == "-m" && "$2" == "venv" ]]; then
+    mkdir -p "$3/bin" && cp "$0" "$3/bin/python" && cp "$FAKE_PYINSTALLER" "$3/bin/pyinstaller"
+elif [[ "$1" == "-c" ]]; then
+    exit 1  # the Qt-binding probe: "not installed"
+elif [[ "$1" == "-" ]]; then
+    cat > /dev/null
+fi
+"""
+
+_FAKE_PYINSTALLER = r"""#!/usr/bin/env bash
+echo "pyinstaller cwd=$PWD $*" >> "$FAKE_LOG"
+while [[ $# -gt 0 ]]; do
+    if [[ "$1" == "--distpath" ]]; then mkdir -p "$2/chatnodes" && touch "$2/chatnodes/chatnodes" \
+        && chmod +x "$2/chatnodes/chatnodes"; fi
+    shift
+done
+"""
+
+
+def test_build_script_uses_its_own_venv_and_a_non_editable_install(tmp_path: Path) -> None:
+    tree = tmp_path / "repo"
+    (tree / "packaging").mkdir(parents=True)
+    shutil.copy(PACKAGING / "build.sh", tree / "packaging" / "build.sh")
+    (tree / "desktop").mkdir()
+    (tree / "desktop" / "__init__.py").write_text("")
+    (tree / "pyproject.toml").write_text("[project]\nname = 'chatnodes'\n")
+    (tree / "README.md").write_text("readme")
+    fakes = tmp_path / "fakes"
+    fakes.mkdir()
+    for name, text in (("python", _FAKE_PYTHON), ("pyinstaller", _FAKE_PYINSTALLER)):
+        (fakes / name).write_text(text)
+        (fakes / name).chmod(0o755)
+    log = tmp_path / "calls.log"
+    env = dict(os.environ, PYTHON=str(fakes / "python"), FAKE_LOG=str(log),
+               FAKE_PYINSTALLER=str(fakes / "pyinstaller"))
+    result = subprocess.run(["bash", str(tree / "packaging" / "build.sh")], capture_output=True, text=True,
+                            env=env, timeout=60, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    calls = [line for line in log.read_text().splitlines() if line != "python --version"]
+    venv = tree / ".venv-bundle"
+    assert calls[0] == f"python -m venv {venv}"  # its own venv, never the dev one
+    installs = [line for line in calls if " -m pip install " in line]
+    assert len(installs) == 2
+    assert all(" -e " not in line and "--editable" not in line for line in installs)
+    staged = installs[0].rsplit(" ", 1)[1]
+    assert staged.endswith("[bundle]") and not staged.startswith(str(tree))  # a staged copy, not the tree
+    assert "--force-reinstall" in installs[1] and "--no-deps" in installs[1]
+    (build,) = [line for line in calls if line.startswith("pyinstaller ")]
+    assert f"cwd={tree / 'packaging'} " in build and build.endswith(" chatnodes.spec")
+    assert f"--distpath {tree / 'dist'}" in build
+    assert not (tree / "desktop" / "build").exists() and (tree / "dist" / "chatnodes" / "chatnodes").is_file()
 
 
 def _run_entry(diag: str, *prefix: str, **env: str) -> subprocess.CompletedProcess[str]:

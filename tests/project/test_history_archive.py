@@ -10,7 +10,7 @@ import pytest
 
 from desktop.core.chat.conversation import append_message, message_to_dict
 from desktop.core.chat.types import ChatMessage, ToolCall
-from desktop.core.project import Project, ProjectStore, new_node_state
+from desktop.core.project import Project, ProjectStore, apply_trim, new_node_state
 from desktop.core.secrets import SecretStore
 from desktop.core.settings import SettingsStore, default_settings, resolve_provider
 
@@ -77,9 +77,14 @@ def test_save_applies_the_cap_and_archives_trimmed_exchanges(tmp_path: Path) -> 
     before = list(node.conversation.messages)
     result = store.save(Project(nodes=[node, small]))
     dropped = result.archived["n-1"]
-    assert "n-2" not in result.archived
+    assert "n-2" not in result.archived and set(result.trimmed) == {"n-1"}
     assert dropped > 0 and dropped % 2 == 0  # whole exchanges
+    assert node.conversation.messages == before  # the save never touches the live model
+    assert result.trimmed["n-1"].archived == dropped
+    assert apply_trim(node.conversation, result.trimmed["n-1"])  # what a node does with the result
+    assert not apply_trim(node.conversation, result.trimmed["n-1"])  # idempotent
     msgs = node.conversation.messages
+    assert tuple(m.id for m in msgs) == result.trimmed["n-1"].kept_ids
     assert msgs[0].role == "system"
     assert msgs[1].role == "note" and f"{dropped} earlier messages moved" in msgs[1].content
     assert ".chatnodes/archive/n-1.jsonl" in msgs[1].content
@@ -161,7 +166,9 @@ def test_no_secret_is_ever_written(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 def test_archiving_the_same_messages_twice_does_not_duplicate(tmp_path: Path) -> None:
     store = ProjectStore(tmp_path)
     assert store.archive_messages("n", [_msg(1), _msg(2), _msg(1)]) == 2
-    assert ProjectStore(tmp_path).archive_messages("n", [_msg(2), _msg(3)]) == 1  # reads what is there
+    store.release()  # one writer at a time
+    with ProjectStore(tmp_path) as again:
+        assert again.archive_messages("n", [_msg(2), _msg(3)]) == 1  # reads what is there
     assert [m.id for m in ProjectStore(tmp_path).read_archive("n")] == ["m1", "m2", "m3"]
 
 
@@ -191,11 +198,15 @@ def test_trim_notes_accumulate_and_are_not_archived(tmp_path: Path) -> None:
     store = ProjectStore(tmp_path, history_cap_bytes=4 * 1024)
     node = _long_node(6)
     project = Project(nodes=[node])
-    first = store.save(project).archived[node.id]
+    result = store.save(project)
+    first = result.archived[node.id]
+    assert apply_trim(node.conversation, result.trimmed[node.id])
     for i in range(6):
         append_message(node.conversation, "user", f"later {i} " + "z" * 1000)
         append_message(node.conversation, "assistant", "ok")
-    second = store.save(project).archived[node.id]
+    result = store.save(project)
+    second = result.archived[node.id]
+    assert apply_trim(node.conversation, result.trimmed[node.id])
     notes = [m for m in node.conversation.messages if m.role == "note"]
     assert len(notes) == 1
     assert notes[0].content.startswith(f"{first + second} earlier messages moved")

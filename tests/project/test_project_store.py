@@ -14,9 +14,11 @@ from desktop.core.chat.conversation import (
     serialize_conversation,
 )
 from desktop.core.chat.types import ToolCall, Usage
+from desktop.core.permissions import GrantStore
 from desktop.core.project import (
     NodeState,
     Project,
+    ProjectChangedError,
     ProjectCorruptError,
     ProjectError,
     ProjectStore,
@@ -50,15 +52,17 @@ def test_missing_file_gives_one_empty_chat_node(tmp_path: Path) -> None:
 
 
 def test_round_trip(tmp_path: Path) -> None:
-    store = ProjectStore(tmp_path)
+    grants = GrantStore(tmp_path / "config")
+    store = ProjectStore(tmp_path / "p", grants=grants)
     project = Project(nodes=[_chat_node("n-1", messages=4), _chat_node("n-2")])
     assert store.save(project).archived == {}
-    loaded = ProjectStore(tmp_path).load()
-    assert loaded == project
+    loaded = ProjectStore(tmp_path / "p", grants=grants).load()
+    assert loaded == project  # always_allow came back from the user's grants, not from the file
 
 
 def test_written_format_matches_design(tmp_path: Path) -> None:
-    store = ProjectStore(tmp_path)
+    grants = GrantStore(tmp_path / "config")
+    store = ProjectStore(tmp_path, grants=grants)
     node = _chat_node()
     store.save(Project(nodes=[node]))
     raw = json.loads(store.path.read_text(encoding="utf-8"))
@@ -73,8 +77,9 @@ def test_written_format_matches_design(tmp_path: Path) -> None:
     assert isinstance(data["conversation"], dict)  # embedded as an object, not a string
     assert data["conversation"] == json.loads(serialize_conversation(node.conversation))
     assert (data["model"], data["provider"], data["system"], data["always_allow"]) == (
-        "gpt-4.1", "openai", "Be brief.", ["read_file"],
+        "gpt-4.1", "openai", "Be brief.", [],  # a project file never carries a grant
     )
+    assert grants.tools(tmp_path, "n-1") == ["read_file"]
     assert "ü" in store.path.read_text(encoding="utf-8")  # UTF-8 kept, not \\u-escaped
 
 
@@ -226,13 +231,18 @@ def test_bak_is_the_last_good_file(tmp_path: Path) -> None:
     store.save(Project(nodes=[_chat_node("good")]))
     store.save(Project(nodes=[_chat_node("good2")]))
     store.path.write_bytes(b"{damaged behind our back")
-    store.save(Project(nodes=[_chat_node("new")]))
+    with pytest.raises(ProjectChangedError):  # changed since our last save: not overwritten...
+        store.save(Project(nodes=[_chat_node("new")]))
+    assert store.path.read_bytes() == b"{damaged behind our back"
+    store.save(Project(nodes=[_chat_node("new")]), force=True)  # ...unless the caller insists
     assert json.loads(store.backup_path.read_text(encoding="utf-8"))["nodes"][0]["id"] == "good"
     # an externally edited but valid file is a fine backup
     edited = Project(nodes=[_chat_node("edited")])
-    other = ProjectStore(tmp_path)
-    other.save(edited)
-    store.save(Project(nodes=[_chat_node("mine")]))
+    store.release()
+    with ProjectStore(tmp_path) as other:
+        other.save(edited)
+    assert store.take_over()
+    store.save(Project(nodes=[_chat_node("mine")]), force=True)
     assert json.loads(store.backup_path.read_text(encoding="utf-8"))["nodes"][0]["id"] == "edited"
 
 
@@ -240,7 +250,9 @@ def test_save_leaves_no_temp_files(tmp_path: Path) -> None:
     store = ProjectStore(tmp_path / "new" / "proj")
     for i in range(3):
         store.save(Project(nodes=[_chat_node(f"n{i}")]))
-    assert sorted(p.name for p in store.folder.iterdir()) == ["project.json", "project.json.bak"]
+    names = sorted(p.name for p in store.folder.iterdir())
+    assert names == [".chatnodes", "project.json", "project.json.bak"]
+    assert sorted(p.name for p in (store.folder / ".chatnodes").iterdir()) == ["lock"]
 
 
 def test_failed_replace_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -256,7 +268,8 @@ def test_failed_replace_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.M
         store.save(Project(nodes=[_chat_node("new")]))
     monkeypatch.undo()
     assert store.path.read_bytes() == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["project.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".chatnodes", "project.json"]
+    assert sorted(p.name for p in (tmp_path / ".chatnodes").iterdir()) == ["lock"]
     assert ProjectStore(tmp_path).load().nodes[0].id == "old"
 
 
@@ -274,7 +287,8 @@ def test_failed_write_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.Mon
         store.save(Project(nodes=[_chat_node("new")]))
     monkeypatch.undo()
     assert (store.path.read_bytes(), store.backup_path.read_bytes()) == (before, bak_before)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["project.json", "project.json.bak"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".chatnodes", "project.json", "project.json.bak"]
+    assert sorted(p.name for p in (tmp_path / ".chatnodes").iterdir()) == ["lock"]
 
 
 def test_empty_node_list_round_trips(tmp_path: Path) -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
 
@@ -29,14 +29,6 @@ from desktop.core.providers import RetryPolicy, driver_for
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "streams"
 SECRET = "sk-test-SECRET-0123456789abcdefXYZ"
-
-T = TypeVar("T")
-
-
-def run(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine on a fresh event loop."""
-    return asyncio.run(coro)
-
 
 def fixture_bytes(name: str) -> bytes:
     return (FIXTURES / name).read_bytes()
@@ -267,5 +259,6 @@ async def collect(
     return Outcome(events, error)
 
 
-def outcome_for(config: ProviderConfig, pieces: Sequence[bytes], **kw: Any) -> Outcome:
-    return run(collect(config, MockServer(sse_reply(pieces)), **kw))
+async def outcome_for(config: ProviderConfig, pieces: Sequence[bytes], **kw: Any) -> Outcome:
+    """Stream from a ``MockServer`` that answers with the SSE body ``pieces`` (await it in an anyio test)."""
+    return await collect(config, MockServer(sse_reply(pieces)), **kw)

@@ -15,7 +15,6 @@ from provider_support import (
     fixture_bytes,
     fixture_json,
     outcome_for,
-    run,
     sse_reply,
 )
 
@@ -43,8 +42,8 @@ def end(stop: str = "end_turn", **usage: Any) -> bytes:
     return delta + ev("message_stop")
 
 
-def stream(body: bytes, **kw: Any) -> Outcome:
-    return outcome_for(anthropic_config(**kw), [body])
+async def stream(body: bytes, **kw: Any) -> Outcome:
+    return await outcome_for(anthropic_config(**kw), [body])
 
 
 async def _noop(args: dict[str, Any]) -> str:
@@ -62,29 +61,33 @@ def test_endpoint_never_doubles_v1(base: str, url: str) -> None:
     assert anthropic_url(base, "messages") == url
 
 
-def test_request_headers_and_body() -> None:
+@pytest.mark.anyio
+async def test_request_headers_and_body() -> None:
     server = MockServer(sse_reply(START + text_block(0, "hi") + end()))
     tool = ChatToolDef("now", "Current time", {"type": "object", "properties": {}}, False, _noop)
     messages = [ChatMessage("s", "system", "Be terse.", 0), ChatMessage("u", "user", "Hi", 0),
                 ChatMessage("n", "note", "local", 0)]
-    run(collect(anthropic_config(max_tokens=4096, thinking_budget=2048), server, messages=messages,
-                tools=[tool], system="You help.", model="claude-x"))
+    await collect(anthropic_config(max_tokens=4096, thinking_budget=2048), server, messages=messages,
+                  tools=[tool], system="You help.", model="claude-x")
     request = server.requests[0]
     assert str(request.url) == "https://api.anthropic.test/v1/messages"
     assert request.headers["x-api-key"] == SECRET
     assert request.headers["anthropic-version"] == "2023-06-01"
     assert request.headers["content-type"] == "application/json"
     assert "authorization" not in request.headers
+    cached = {"cache_control": {"type": "ephemeral"}}  # prompt caching is on by default
     assert server.bodies()[0] == {
-        "model": "claude-x", "max_tokens": 4096, "stream": True, "system": "You help.\n\nBe terse.",
-        "messages": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}],
-        "tools": [{"name": "now", "description": "Current time", "input_schema": tool.schema}],
+        "model": "claude-x", "max_tokens": 4096, "stream": True,
+        "system": [{"type": "text", "text": "You help.\n\nBe terse.", **cached}],
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "Hi", **cached}]}],
+        "tools": [{"name": "now", "description": "Current time", "input_schema": tool.schema, **cached}],
         "thinking": {"type": "enabled", "budget_tokens": 2048},
     }
 
 
-def test_thinking_turn2_matches_recording() -> None:
-    turn1 = outcome_for(anthropic_config(), [fixture_bytes("anthropic_thinking_tool_use_turn1.sse")])
+@pytest.mark.anyio
+async def test_thinking_turn2_matches_recording() -> None:
+    turn1 = await outcome_for(anthropic_config(), [fixture_bytes("anthropic_thinking_tool_use_turn1.sse")])
     recorded = fixture_json("anthropic_thinking_tool_use_turn2.request.json")
     [(call_id, name, args)] = turn1.calls
     call = ToolCall(call_id, name, args, result="0.32a0", status="done")
@@ -98,8 +101,9 @@ def test_thinking_turn2_matches_recording() -> None:
     assert anthropic_messages(history) == recorded["messages"]
 
 
-def test_parallel_turn2_matches_recording() -> None:
-    turn1 = outcome_for(anthropic_config(), [fixture_bytes("anthropic_parallel_tool_use.sse")])
+@pytest.mark.anyio
+async def test_parallel_turn2_matches_recording() -> None:
+    turn1 = await outcome_for(anthropic_config(), [fixture_bytes("anthropic_parallel_tool_use.sse")])
     recorded = fixture_json("anthropic_parallel_tool_use_turn2.request.json")
     calls = [ToolCall(i, n, a, status="done") for i, n, a in turn1.calls]
     history = [
@@ -137,78 +141,87 @@ def test_mapping_merges_turns_drops_empty_and_unsigned_thinking() -> None:
     ]
 
 
-def test_usage_cache_not_added_and_message_delta_overrides() -> None:
-    out = stream(START + text_block(0, "hi") + end(input_tokens=12, cache_read_input_tokens=90))
+@pytest.mark.anyio
+async def test_usage_cache_not_added_and_message_delta_overrides() -> None:
+    out = await stream(START + text_block(0, "hi") + end(input_tokens=12, cache_read_input_tokens=90))
     assert out.usage == Usage(12, 7, cache_read_tokens=90, cache_write_tokens=5)
     assert out.model == "claude-x"
 
 
-def test_text_blocks_and_tool_use_yielded_at_block_stop() -> None:
+@pytest.mark.anyio
+async def test_text_blocks_and_tool_use_yielded_at_block_stop() -> None:
     tool = (ev("content_block_start", index=1, content_block={"type": "tool_use", "id": "tu", "name": "f",
                                                                  "input": {}})
             + ev("content_block_delta", index=1, delta={"type": "input_json_delta", "partial_json": ""})
             + ev("content_block_delta", index=1, delta={"type": "input_json_delta", "partial_json": '{"q": '})
             + ev("content_block_delta", index=1, delta={"type": "input_json_delta", "partial_json": '"x"}'})
             + ev("content_block_stop", index=1))
-    out = stream(START + text_block(0, "Looking.") + tool + ev("ping") + end("tool_use"))
+    out = await stream(START + text_block(0, "Looking.") + tool + ev("ping") + end("tool_use"))
     kinds = [type(e).__name__ for e in out.events]
     assert kinds == ["UsageReport", "Delta", "ToolCallRequested", "UsageReport"]
     assert out.calls == [("tu", "f", '{"q": "x"}')]
 
 
-def test_unknown_events_blocks_and_deltas_are_tolerated() -> None:
+@pytest.mark.anyio
+async def test_unknown_events_blocks_and_deltas_are_tolerated() -> None:
     body = (START + ev("mystery", x=1)
             + ev("content_block_start", index=0, content_block={"type": "server_tool_use", "id": "s"})
             + ev("content_block_delta", index=0, delta={"type": "citations_delta", "citation": {}})
             + ev("content_block_stop", index=0) + text_block(1, "ok") + end())
-    out = stream(body)
+    out = await stream(body)
     assert out.error is None and out.text == "ok"
 
 
-def test_max_tokens_never_yields_the_unfinished_tool_use() -> None:
+@pytest.mark.anyio
+async def test_max_tokens_never_yields_the_unfinished_tool_use() -> None:
     body = (START + ev("content_block_start", index=0,
                        content_block={"type": "tool_use", "id": "tu", "name": "write", "input": {}})
             + ev("content_block_delta", index=0,
                  delta={"type": "input_json_delta", "partial_json": '{"a": 1}'})
             + end("max_tokens"))
-    out = stream(body)
+    out = await stream(body)
     assert out.calls == []  # even though the partial JSON happens to parse
     assert out.notices == ["response truncated: max_tokens"]
 
 
 @pytest.mark.parametrize(("reason", "word"), [
     ("refusal", "refus"), ("model_context_window_exceeded", "context")])
-def test_stop_reason_notices(reason: str, word: str) -> None:
-    out = stream(START + text_block(0, "x") + end(reason))
+@pytest.mark.anyio
+async def test_stop_reason_notices(reason: str, word: str) -> None:
+    out = await stream(START + text_block(0, "x") + end(reason))
     assert len(out.notices) == 1 and word in out.notices[0]
 
 
-def test_error_event_after_200() -> None:
+@pytest.mark.anyio
+async def test_error_event_after_200() -> None:
     body = START + text_block(0, "partial") + (
         b'event: error\ndata: {"type": "error", "error": {"type": "overloaded_error", '
         b'"message": "Overloaded"}}\n\n')
-    out = stream(body)
+    out = await stream(body)
     assert out.text == "partial"
     assert out.error is not None
     assert (out.error.message, out.error.kind, out.error.status) == (
         "overloaded_error: Overloaded", "overloaded", None)
 
 
-def test_missing_message_delta_is_a_truncated_stream() -> None:
-    out = stream(START + text_block(0, "half"))
+@pytest.mark.anyio
+async def test_missing_message_delta_is_a_truncated_stream() -> None:
+    out = await stream(START + text_block(0, "half"))
     assert out.text == "half"
     assert out.error is not None and out.error.kind == "network"
     assert out.error.message == "stream ended before the response was complete"
 
 
-def test_message_delta_without_message_stop_finishes() -> None:
+@pytest.mark.anyio
+async def test_message_delta_without_message_stop_finishes() -> None:
     body = START + text_block(0, "ok") + ev("message_delta", delta={"stop_reason": "end_turn"},
                                             usage={"output_tokens": 2})
-    out = stream(body.rstrip(b"\n"))
+    out = await stream(body.rstrip(b"\n"))
     assert out.error is None and out.usage == Usage(10, 2, cache_read_tokens=100, cache_write_tokens=5)
 
 
-def test_thinking_signature_and_redacted_events() -> None:
+@pytest.mark.anyio
+async def test_thinking_signature_and_redacted_events() -> None:
     body = (START + ev("content_block_start", index=0, content_block={"type": "thinking", "thinking": "",
                                                                          "signature": ""})
             + ev("content_block_delta", index=0, delta={"type": "thinking_delta", "thinking": "hmm"})
@@ -216,7 +229,7 @@ def test_thinking_signature_and_redacted_events() -> None:
             + ev("content_block_stop", index=0)
             + ev("content_block_start", index=1, content_block={"type": "redacted_thinking", "data": "ENC"})
             + ev("content_block_stop", index=1) + text_block(2, "answer") + end())
-    out = stream(body)
+    out = await stream(body)
     thinking = [e for e in out.events if type(e).__name__ == "Thinking"]
     assert [(t.text, t.signature, t.redacted_data) for t in thinking] == [  # type: ignore[attr-defined]
         ("hmm", None, None), ("", "SIG", None), ("", None, "ENC")]

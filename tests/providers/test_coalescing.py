@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-
+import pytest
 from provider_support import MockServer, Reply, openai_config
 
 from desktop.core.chat.types import (
@@ -36,7 +35,8 @@ def test_adjacent_deltas_and_plain_thinking_merge_in_order() -> None:
     assert coalesce([Delta("only")]) == [Delta("only")]
 
 
-def test_a_burst_in_one_read_reaches_the_caller_as_one_delta_per_read() -> None:
+@pytest.mark.anyio
+async def test_a_burst_in_one_read_reaches_the_caller_as_one_delta_per_read() -> None:
     chunks = [
         b'data: {"choices":[{"index":0,"delta":{"content":"%d "},"finish_reason":null}]}\n\n' % i
         for i in range(50)
@@ -50,7 +50,7 @@ def test_a_burst_in_one_read_reaches_the_caller_as_one_delta_per_read() -> None:
             return [e async for e in driver.stream(model="m", messages=[ChatMessage("u", "user", "x", 0)],
                                                     tools=[])]
 
-    events = asyncio.run(scenario())
+    events = await scenario()
     deltas = [e for e in events if isinstance(e, Delta)]
     assert "".join(d.text for d in deltas) == "".join(f"{i} " for i in range(50))
     assert len(deltas) == 2

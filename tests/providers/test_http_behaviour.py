@@ -20,7 +20,6 @@ from provider_support import (
     instant_policy,
     json_reply,
     openai_config,
-    run,
     sse_reply,
 )
 
@@ -44,87 +43,96 @@ ANTHROPIC_OVERLOADED = {"type": "error", "error": {"type": "overloaded_error", "
 # -- retries ---------------------------------------------------------------------------------------
 
 
-def test_429_with_retry_after_then_success() -> None:
+@pytest.mark.anyio
+async def test_429_with_retry_after_then_success() -> None:
     policy, sleeps = instant_policy()
     server = MockServer(json_reply(429, {"error": {"message": "slow down", "type": "rate_limit_error"}},
                                    headers={"retry-after": "3"}),
                         sse_reply(OK_OPENAI))
-    out = run(collect(openai_config(), server, retry=policy))
+    out = await collect(openai_config(), server, retry=policy)
     assert out.error is None and out.text == "ok"
     assert sleeps.delays == [3.0]
     assert len(server.requests) == 2
 
 
-def test_529_twice_then_success_uses_backoff() -> None:
+@pytest.mark.anyio
+async def test_529_twice_then_success_uses_backoff() -> None:
     policy, sleeps = instant_policy()
     server = MockServer(json_reply(529, ANTHROPIC_OVERLOADED), json_reply(529, ANTHROPIC_OVERLOADED),
                         sse_reply(OK_ANTHROPIC))
-    out = run(collect(anthropic_config(), server, retry=policy))
+    out = await collect(anthropic_config(), server, retry=policy)
     assert out.error is None and out.text == "ok"
     assert sleeps.delays == [0.5, 1.0]
 
 
-def test_retries_are_bounded_and_the_last_error_is_reported() -> None:
+@pytest.mark.anyio
+async def test_retries_are_bounded_and_the_last_error_is_reported() -> None:
     policy, sleeps = instant_policy()
     server = MockServer(json_reply(529, ANTHROPIC_OVERLOADED))
-    out = run(collect(anthropic_config(), server, retry=policy))
+    out = await collect(anthropic_config(), server, retry=policy)
     assert len(server.requests) == 3 and len(sleeps.delays) == 2
     assert out.error is not None
     assert (out.error.message, out.error.status, out.error.kind) == (
         "529 overloaded_error: Overloaded", 529, "overloaded")
 
 
-def test_connection_error_is_retried() -> None:
+@pytest.mark.anyio
+async def test_connection_error_is_retried() -> None:
     policy, sleeps = instant_policy()
     server = MockServer(Reply(raise_exc=httpx.ConnectError("connection refused")), sse_reply(OK_OPENAI))
-    out = run(collect(openai_config(), server, retry=policy))
+    out = await collect(openai_config(), server, retry=policy)
     assert out.error is None and out.text == "ok" and len(sleeps.delays) == 1
 
 
-def test_connection_error_every_time_is_a_network_error() -> None:
+@pytest.mark.anyio
+async def test_connection_error_every_time_is_a_network_error() -> None:
     server = MockServer(Reply(raise_exc=httpx.ConnectError("connection refused")))
-    out = run(collect(openai_config(), server))
+    out = await collect(openai_config(), server)
     assert out.error is not None and out.error.kind == "network" and "connection refused" in out.error.message
     assert len(server.requests) == 3
 
 
-def test_no_retry_once_text_was_yielded() -> None:
+@pytest.mark.anyio
+async def test_no_retry_once_text_was_yielded() -> None:
     partial = b'data: {"choices":[{"index":0,"delta":{"content":"half"},"finish_reason":null}]}\n\n'
     server = MockServer(sse_reply(partial), sse_reply(OK_OPENAI))
-    out = run(collect(openai_config(), server))
+    out = await collect(openai_config(), server)
     assert out.text == "half" and len(server.requests) == 1
     assert out.error is not None and out.error.kind == "network"
 
 
-def test_midstream_overloaded_before_any_text_is_retried_but_not_after() -> None:
+@pytest.mark.anyio
+async def test_midstream_overloaded_before_any_text_is_retried_but_not_after() -> None:
     err = (b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error",'
            b'"message":"Overloaded"}}\n\n')
     start = b'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":1}}}\n\n'
     server = MockServer(sse_reply(start + err), sse_reply(OK_ANTHROPIC))
-    assert run(collect(anthropic_config(), server)).text == "ok"
+    assert (await collect(anthropic_config(), server)).text == "ok"
     text = (b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
             b'"delta":{"type":"text_delta","text":"par"}}\n\n')
     server = MockServer(sse_reply(start + text + err), sse_reply(OK_ANTHROPIC))
-    out = run(collect(anthropic_config(), server))
+    out = await collect(anthropic_config(), server)
     assert out.text == "par" and len(server.requests) == 1
     assert out.error is not None and out.error.message == "overloaded_error: Overloaded"
 
 
-def test_non_retryable_status_is_not_retried() -> None:
+@pytest.mark.anyio
+async def test_non_retryable_status_is_not_retried() -> None:
     server = MockServer(json_reply(401, {"type": "error", "error": {"type": "authentication_error",
                                                                     "message": "invalid x-api-key"}}))
-    out = run(collect(anthropic_config(), server))
+    out = await collect(anthropic_config(), server)
     assert len(server.requests) == 1
     assert out.error is not None
     assert (out.error.message, out.error.status, out.error.kind) == (
         "401 authentication_error: invalid x-api-key", 401, "auth")
 
 
-def test_retry_after_longer_than_the_cap_is_not_waited_for() -> None:
+@pytest.mark.anyio
+async def test_retry_after_longer_than_the_cap_is_not_waited_for() -> None:
     policy, sleeps = instant_policy()
     server = MockServer(json_reply(429, {"error": {"message": "quota", "type": "rate_limit_error"}},
                                    headers={"retry-after": "600"}), sse_reply(OK_OPENAI))
-    out = run(collect(openai_config(), server, retry=policy))
+    out = await collect(openai_config(), server, retry=policy)
     assert out.error is not None and out.error.kind == "rate_limit" and sleeps.delays == []
 
 
@@ -176,11 +184,12 @@ def test_empty_error_body_uses_reason_phrase() -> None:
 # -- timeouts and cancellation --------------------------------------------------------------------
 
 
-def test_stalled_stream_is_a_network_error_and_closes_the_response() -> None:
+@pytest.mark.anyio
+async def test_stalled_stream_is_a_network_error_and_closes_the_response() -> None:
     first = b'data: {"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}\n\n'
     server = MockServer(Reply(pieces=[first], hang_after=True))
     started = time.monotonic()
-    out = run(collect(openai_config(), server, stream_timeout=0.05))
+    out = await collect(openai_config(), server, stream_timeout=0.05)
     assert time.monotonic() - started < 2
     assert out.text == "a"
     assert out.error is not None and out.error.kind == "network" and "no data" in out.error.message
@@ -188,7 +197,8 @@ def test_stalled_stream_is_a_network_error_and_closes_the_response() -> None:
     assert len(server.requests) == 1
 
 
-def test_cancellation_closes_the_response_at_once() -> None:
+@pytest.mark.anyio
+async def test_cancellation_closes_the_response_at_once() -> None:
     first = b'data: {"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}\n\n'
     server = MockServer(Reply(pieces=[first], hang_after=True))
 
@@ -207,10 +217,11 @@ def test_cancellation_closes_the_response_at_once() -> None:
             await task
         assert server.streams[0].closed
 
-    run(scenario())
+    await scenario()
 
 
-def test_breaking_out_of_the_stream_closes_the_response() -> None:
+@pytest.mark.anyio
+async def test_breaking_out_of_the_stream_closes_the_response() -> None:
     first = b'data: {"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}\n\n'
     server = MockServer(Reply(pieces=[first, first, first], hang_after=True))
 
@@ -223,31 +234,33 @@ def test_breaking_out_of_the_stream_closes_the_response() -> None:
             await gen.aclose()  # type: ignore[attr-defined]
         assert server.streams[0].closed
 
-    run(scenario())
+    await scenario()
 
 
 # -- the key stays secret ---------------------------------------------------------------------------
 
 
-def test_key_echoed_by_the_server_is_scrubbed(caplog: pytest.LogCaptureFixture) -> None:
+@pytest.mark.anyio
+async def test_key_echoed_by_the_server_is_scrubbed(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     body = {"error": {"message": f"Incorrect API key provided: {SECRET}.", "type": "invalid_request_error"}}
     server = MockServer(json_reply(401, body))
-    out = run(collect(openai_config(), server))
+    out = await collect(openai_config(), server)
     assert out.error is not None and SECRET not in out.error.message and SECRET not in repr(out.error)
     assert SECRET[:12] not in out.error.message
     assert "[redacted]" in out.error.message
     assert SECRET not in caplog.text
 
 
-def test_key_in_transport_error_and_midstream_error_is_scrubbed() -> None:
+@pytest.mark.anyio
+async def test_key_in_transport_error_and_midstream_error_is_scrubbed() -> None:
     server = MockServer(Reply(raise_exc=httpx.ConnectError(f"proxy said {SECRET}")))
-    out = run(collect(anthropic_config(), server))
+    out = await collect(anthropic_config(), server)
     assert out.error is not None and SECRET not in out.error.message
     leak = (b'event: error\ndata: {"type":"error","error":{"type":"api_error","message":"key '
             + SECRET.encode() + b'"}}\n\n')
     server = MockServer(sse_reply(leak))
-    out = run(collect(anthropic_config(), server))
+    out = await collect(anthropic_config(), server)
     assert out.error is not None and out.error.message == "api_error: key [redacted]"
 
 
@@ -257,11 +270,12 @@ def test_key_not_in_driver_or_config_repr() -> None:
         assert SECRET not in repr(driver_for(config))
 
 
-def test_retry_logs_do_not_contain_the_key(caplog: pytest.LogCaptureFixture) -> None:
+@pytest.mark.anyio
+async def test_retry_logs_do_not_contain_the_key(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     server = MockServer(json_reply(500, {"error": {"message": f"oops {SECRET}", "type": "server_error"}}),
                         sse_reply(OK_OPENAI))
-    out = run(collect(openai_config(), server))
+    out = await collect(openai_config(), server)
     assert out.text == "ok"
     assert "retry 1/2" in caplog.text and SECRET not in caplog.text
 
@@ -278,7 +292,8 @@ def test_driver_for_picks_by_api_and_rejects_unknown() -> None:
         driver_for(ProviderConfig("x", "X", "gemini", "https://x"))  # type: ignore[arg-type]
 
 
-def test_shared_client_is_lazy_reused_and_closable() -> None:
+@pytest.mark.anyio
+async def test_shared_client_is_lazy_reused_and_closable() -> None:
     async def scenario() -> None:
         client = shared_client()
         assert shared_client() is client
@@ -288,23 +303,25 @@ def test_shared_client_is_lazy_reused_and_closable() -> None:
         assert again is not client
         await aclose_shared_client()
 
-    run(scenario())
+    await scenario()
 
 
-def test_list_models_openai() -> None:
+@pytest.mark.anyio
+async def test_list_models_openai() -> None:
     server = MockServer(json_reply(200, {"object": "list", "data": [{"id": "gpt-4o"}, {"id": "o3"}]}))
 
     async def scenario() -> list[str]:
         async with server.client() as client:
             return await list_models(openai_config(base_url="http://localhost:11434"), client)
 
-    assert run(scenario()) == ["gpt-4o", "o3"]
+    assert await scenario() == ["gpt-4o", "o3"]
     request = server.requests[0]
     assert str(request.url) == "http://localhost:11434/v1/models"
     assert request.headers["authorization"] == f"Bearer {SECRET}"
 
 
-def test_list_models_anthropic_paginates() -> None:
+@pytest.mark.anyio
+async def test_list_models_anthropic_paginates() -> None:
     pages = [
         {"data": [{"id": "claude-a"}, {"id": "claude-b"}], "has_more": True, "last_id": "claude-b"},
         {"data": [{"id": "claude-c"}], "has_more": False, "last_id": "claude-c"},
@@ -315,14 +332,15 @@ def test_list_models_anthropic_paginates() -> None:
         async with server.client() as client:
             return await list_models(anthropic_config(), client)
 
-    assert run(scenario()) == ["claude-a", "claude-b", "claude-c"]
+    assert await scenario() == ["claude-a", "claude-b", "claude-c"]
     first, second = server.requests
     assert first.url.path == "/v1/models" and "after_id" not in first.url.params
     assert second.url.params["after_id"] == "claude-b"
     assert second.headers["x-api-key"] == SECRET and second.headers["anthropic-version"] == "2023-06-01"
 
 
-def test_list_models_errors_are_chat_errors_without_the_key() -> None:
+@pytest.mark.anyio
+async def test_list_models_errors_are_chat_errors_without_the_key() -> None:
     body = {"type": "error", "error": {"type": "authentication_error", "message": f"bad key {SECRET}"}}
     server = MockServer(json_reply(401, body))
 
@@ -333,10 +351,11 @@ def test_list_models_errors_are_chat_errors_without_the_key() -> None:
         assert info.value.kind == "auth" and SECRET not in info.value.message
         assert info.value.message == "401 authentication_error: bad key [redacted]"
 
-    run(scenario())
+    await scenario()
 
 
-def test_list_models_retries_on_503() -> None:
+@pytest.mark.anyio
+async def test_list_models_retries_on_503() -> None:
     policy, sleeps = instant_policy()
     server = MockServer(json_reply(503, b"busy"), json_reply(200, {"data": [{"id": "m"}]}))
 
@@ -344,4 +363,4 @@ def test_list_models_retries_on_503() -> None:
         async with server.client() as client:
             return await list_models(openai_config(), client, retry=policy)
 
-    assert run(scenario()) == ["m"] and len(sleeps.delays) == 1
+    assert await scenario() == ["m"] and len(sleeps.delays) == 1

@@ -1,4 +1,4 @@
-"""OpenAI-compatible driver: endpoints, request mapping and the wire quirks of PROTOCOLS.md."""
+"""OpenAI-compatible driver: endpoints, request mapping and the wire quirks of docs/PROTOCOLS.md."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from provider_support import (
     json_reply,
     openai_config,
     outcome_for,
-    run,
     sse_reply,
 )
 
@@ -33,8 +32,8 @@ def chunk(delta: dict[str, Any] | None = None, finish: str | None = None, **extr
     return {"model": "m-1", "choices": [{"index": 0, "delta": delta or {}, "finish_reason": finish}], **extra}
 
 
-def stream(body: bytes, **kw: Any) -> Outcome:
-    return outcome_for(openai_config(**kw), [body])
+async def stream(body: bytes, **kw: Any) -> Outcome:
+    return await outcome_for(openai_config(**kw), [body])
 
 
 async def _noop(args: dict[str, Any]) -> str:
@@ -60,7 +59,8 @@ def test_endpoint_version_segment_rule(base: str, url: str) -> None:
     assert openai_url(base, "chat/completions") == url
 
 
-def test_request_body_headers_and_mapping() -> None:
+@pytest.mark.anyio
+async def test_request_body_headers_and_mapping() -> None:
     server = MockServer(sse_reply(sse(chunk({"content": "hi"}, "stop"))))
     messages = [
         ChatMessage("s", "system", "Be terse.", 0),
@@ -69,7 +69,7 @@ def test_request_body_headers_and_mapping() -> None:
         ChatMessage("a0", "assistant", "", 0),
         ChatMessage("a", "assistant", "Hello", 0),
     ]
-    run(collect(openai_config(), server, messages=messages, tools=[TOOL], system="You are helpful."))
+    await collect(openai_config(), server, messages=messages, tools=[TOOL], system="You are helpful.")
     request = server.requests[0]
     assert str(request.url) == "https://api.test/v1/chat/completions"
     assert request.headers["authorization"] == f"Bearer {SECRET}"
@@ -84,15 +84,17 @@ def test_request_body_headers_and_mapping() -> None:
         "name": "get_capital", "description": "", "parameters": TOOL.schema}}]
 
 
-def test_keyless_server_gets_no_authorization_header() -> None:
+@pytest.mark.anyio
+async def test_keyless_server_gets_no_authorization_header() -> None:
     server = MockServer(sse_reply(sse(chunk({"content": "hi"}, "stop"))))
-    run(collect(openai_config(api_key=None, base_url="http://localhost:11434"), server))
+    await collect(openai_config(api_key=None, base_url="http://localhost:11434"), server)
     assert "authorization" not in server.requests[0].headers
     assert "tools" not in server.bodies()[0]
 
 
-def test_follow_up_request_matches_the_recorded_turn2_shape() -> None:
-    turn1 = outcome_for(openai_config(), [fixture_bytes("openai_chat_tool_call_turn1.sse")])
+@pytest.mark.anyio
+async def test_follow_up_request_matches_the_recorded_turn2_shape() -> None:
+    turn1 = await outcome_for(openai_config(), [fixture_bytes("openai_chat_tool_call_turn1.sse")])
     recorded = fixture_json("openai_chat_tool_call_turn2.request.json")
     [(call_id, name, args)] = turn1.calls
     call = ToolCall(call_id, name, args, result="London", status="done")
@@ -102,7 +104,7 @@ def test_follow_up_request_matches_the_recorded_turn2_shape() -> None:
         ChatMessage("t", "tool", "London", 0, tool_calls=[call.copy()]),
     ]
     server = MockServer(sse_reply(sse(chunk({"content": "The capital of the UK is London."}, "stop"))))
-    run(collect(openai_config(), server, messages=history, tools=[TOOL], model="gpt-4o-mini"))
+    await collect(openai_config(), server, messages=history, tools=[TOOL], model="gpt-4o-mini")
     body = server.bodies()[0]
     assert body["messages"] == recorded["messages"]
     assert body["stream_options"] == recorded["stream_options"]
@@ -110,7 +112,8 @@ def test_follow_up_request_matches_the_recorded_turn2_shape() -> None:
     assert body["tools"][0]["type"] == "function"
 
 
-def test_deepseek_replays_reasoning_content_on_tool_call_turns_only() -> None:
+@pytest.mark.anyio
+async def test_deepseek_replays_reasoning_content_on_tool_call_turns_only() -> None:
     call = ToolCall("c1", "f", "{}", result="r", status="done")
     history = [
         ChatMessage("u", "user", "q", 0),
@@ -124,40 +127,46 @@ def test_deepseek_replays_reasoning_content_on_tool_call_turns_only() -> None:
     assert "reasoning_content" not in deepseek[3]
     assert "reasoning_content" not in openai_messages(history)[1]
     server = MockServer(sse_reply(sse(chunk({"content": "x"}, "stop"))))
-    run(collect(openai_config(base_url="https://api.deepseek.com"), server, messages=history))
+    await collect(openai_config(base_url="https://api.deepseek.com"), server, messages=history)
     assert server.bodies()[0]["messages"][1]["reasoning_content"] == "I should call f"
 
 
-def test_usage_on_finish_chunk_and_later_null_finish_does_not_erase_stop() -> None:
+@pytest.mark.anyio
+async def test_usage_on_finish_chunk_and_later_null_finish_does_not_erase_stop() -> None:
     usage = {"prompt_tokens": 100, "completion_tokens": 20, "prompt_tokens_details": {"cached_tokens": 60},
              "completion_tokens_details": {"reasoning_tokens": 5}}
-    out = stream(sse(chunk({"content": "a"}), chunk({}, "stop", usage=usage), chunk({"content": ""}, None),
-                     done=False))
+    out = await stream(sse(chunk({"content": "a"}), chunk({}, "stop", usage=usage),
+                           chunk({"content": ""}, None), done=False))
     assert out.error is None and out.text == "a"
     assert out.usage == Usage(40, 20, cache_read_tokens=60, reasoning_tokens=5)
     assert out.model == "m-1"
 
 
-def test_stream_without_finish_or_done_is_a_network_error_after_the_text() -> None:
-    out = stream(sse(chunk({"content": "partial "}), chunk({"content": "answer"}), done=False))
+@pytest.mark.anyio
+async def test_stream_without_finish_or_done_is_a_network_error_after_the_text() -> None:
+    out = await stream(sse(chunk({"content": "partial "}), chunk({"content": "answer"}), done=False))
     assert out.text == "partial answer"
     assert out.error is not None and out.error.kind == "network"
     assert out.error.message == "stream ended before the response was complete"
 
 
-def test_done_without_finish_reason_is_complete() -> None:
-    out = stream(sse(chunk({"content": "ok"})))
+@pytest.mark.anyio
+async def test_done_without_finish_reason_is_complete() -> None:
+    out = await stream(sse(chunk({"content": "ok"})))
     assert out.error is None and out.text == "ok"
 
 
-def test_length_and_content_filter_notices() -> None:
-    assert stream(sse(chunk({"content": "a"}, "length"))).notices == ["response truncated: max_tokens"]
-    notices = stream(sse(chunk({"content": "a"}, "content_filter"))).notices
+@pytest.mark.anyio
+async def test_length_and_content_filter_notices() -> None:
+    notices = (await stream(sse(chunk({"content": "a"}, "length")))).notices
+    assert notices == ["response truncated: max_tokens"]
+    notices = (await stream(sse(chunk({"content": "a"}, "content_filter")))).notices
     assert len(notices) == 1 and "content filter" in notices[0]
 
 
-def test_length_drops_an_unfinished_tool_call() -> None:
-    out = stream(sse(
+@pytest.mark.anyio
+async def test_length_drops_an_unfinished_tool_call() -> None:
+    out = await stream(sse(
         chunk({"tool_calls": [{"index": 0, "id": "c1", "type": "function",
                                "function": {"name": "ok", "arguments": "{}"}}]}),
         chunk({"tool_calls": [{"index": 1, "id": "c2", "type": "function",
@@ -168,9 +177,10 @@ def test_length_drops_an_unfinished_tool_call() -> None:
     assert out.notices == ["response truncated: max_tokens"]
 
 
-def test_length_drops_a_call_cut_off_before_its_arguments() -> None:
+@pytest.mark.anyio
+async def test_length_drops_a_call_cut_off_before_its_arguments() -> None:
     # "" would default to "{}" and parse: a write_file with no arguments must still never run.
-    out = stream(sse(
+    out = await stream(sse(
         chunk({"tool_calls": [{"index": 0, "id": "c1", "type": "function",
                                "function": {"name": "write_file", "arguments": ""}}]}),
         chunk({}, "length"),
@@ -179,15 +189,17 @@ def test_length_drops_a_call_cut_off_before_its_arguments() -> None:
     assert out.notices == ["response truncated: max_tokens"]
 
 
-def test_invalid_tool_json_is_not_yielded_and_is_reported() -> None:
+@pytest.mark.anyio
+async def test_invalid_tool_json_is_not_yielded_and_is_reported() -> None:
     bad = {"index": 0, "id": "c1", "function": {"name": "f", "arguments": "{x"}}
-    out = stream(sse(chunk({"tool_calls": [bad]}), chunk({}, "tool_calls")))
+    out = await stream(sse(chunk({"tool_calls": [bad]}), chunk({}, "tool_calls")))
     assert out.calls == []
     assert out.notices and "f" in out.notices[0]
 
 
-def test_tool_call_quirks_new_id_at_same_index_missing_index_empty_name() -> None:
-    out = stream(sse(
+@pytest.mark.anyio
+async def test_tool_call_quirks_new_id_at_same_index_missing_index_empty_name() -> None:
+    out = await stream(sse(
         # Ollama: several calls at index 0, told apart by their ids
         chunk({"tool_calls": [{"index": 0, "id": "a",
                                "function": {"name": "one", "arguments": '{"x": 1}'}}]}),
@@ -204,47 +216,55 @@ def test_tool_call_quirks_new_id_at_same_index_missing_index_empty_name() -> Non
                          ("d", "four", '{"z": 3}')]
 
 
-def test_whole_call_in_one_chunk_and_empty_arguments() -> None:
-    out = stream(sse(chunk({"tool_calls": [{"index": 0, "id": "g", "type": "function",
-                                            "function": {"name": "now", "arguments": ""}}]}, "tool_calls")))
+@pytest.mark.anyio
+async def test_whole_call_in_one_chunk_and_empty_arguments() -> None:
+    call = {"index": 0, "id": "g", "type": "function", "function": {"name": "now", "arguments": ""}}
+    out = await stream(sse(chunk({"tool_calls": [call]}, "tool_calls")))
     assert out.calls == [("g", "now", "{}")]
 
 
-def test_tool_calls_come_after_text_at_the_end() -> None:
+@pytest.mark.anyio
+async def test_tool_calls_come_after_text_at_the_end() -> None:
     call = {"index": 0, "id": "c", "function": {"name": "f", "arguments": "{}"}}
     usage = {"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 2}}
-    out = stream(sse(chunk({"content": "Let me look."}), chunk({"tool_calls": [call]}),
-                     chunk({}, "tool_calls"), usage))
+    out = await stream(sse(chunk({"content": "Let me look."}), chunk({"tool_calls": [call]}),
+                           chunk({}, "tool_calls"), usage))
     kinds = [type(e).__name__ for e in out.events]
     assert kinds == ["Delta", "UsageReport", "ToolCallRequested"]
     assert out.events[2].call.status == "running"  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
-def test_reasoning_fields_become_thinking(field: str) -> None:
-    out = stream(sse(chunk({field: "hmm", "content": None}), chunk({"content": "ok", field: None}, "stop")))
+@pytest.mark.anyio
+async def test_reasoning_fields_become_thinking(field: str) -> None:
+    out = await stream(sse(chunk({field: "hmm", "content": None}),
+                           chunk({"content": "ok", field: None}, "stop")))
     assert (out.thinking, out.text) == ("hmm", "ok")
 
 
-def test_think_tags_split_across_chunks() -> None:
+@pytest.mark.anyio
+async def test_think_tags_split_across_chunks() -> None:
     pieces = ["\n<", "thi", "nk>Let me ", "think</th", "ink", ">\n\nThe ", "answer <think> stays"]
-    out = stream(sse(*[chunk({"content": p}) for p in pieces], chunk({}, "stop")))
+    out = await stream(sse(*[chunk({"content": p}) for p in pieces], chunk({}, "stop")))
     assert out.thinking == "Let me think"
     assert out.text == "The answer <think> stays"
 
 
-def test_content_that_merely_starts_with_a_bracket_is_text() -> None:
-    out = stream(sse(chunk({"content": "<"}), chunk({"content": "b>bold</b>"}), chunk({}, "stop")))
+@pytest.mark.anyio
+async def test_content_that_merely_starts_with_a_bracket_is_text() -> None:
+    out = await stream(sse(chunk({"content": "<"}), chunk({"content": "b>bold</b>"}), chunk({}, "stop")))
     assert (out.text, out.thinking) == ("<b>bold</b>", "")
 
 
-def test_unclosed_think_at_end_stays_thinking() -> None:
-    out = stream(sse(chunk({"content": "<think>still going </thi"}), chunk({}, "length")))
+@pytest.mark.anyio
+async def test_unclosed_think_at_end_stays_thinking() -> None:
+    out = await stream(sse(chunk({"content": "<think>still going </thi"}), chunk({}, "length")))
     assert out.thinking == "still going </thi" and out.text == ""
 
 
-def test_refusal_is_shown_as_text() -> None:
-    out = stream(sse(chunk({"content": None, "refusal": "I can't help with that."}), chunk({}, "stop")))
+@pytest.mark.anyio
+async def test_refusal_is_shown_as_text() -> None:
+    out = await stream(sse(chunk({"content": None, "refusal": "I can't help with that."}), chunk({}, "stop")))
     assert out.text == "I can't help with that."
 
 
@@ -253,20 +273,23 @@ def test_refusal_is_shown_as_text() -> None:
     b'event: error\ndata: {"error": {"message": "boom", "type": "server_error"}}\n\n',
     b'data: {"choices": [], "error": {"message": "boom", "type": "server_error", "code": 502}}\n\n',
 ])
-def test_errors_after_200(body: bytes) -> None:
-    out = stream(sse(chunk({"content": "so far"}), done=False) + body + b"data: [DONE]\n\n")
+@pytest.mark.anyio
+async def test_errors_after_200(body: bytes) -> None:
+    out = await stream(sse(chunk({"content": "so far"}), done=False) + body + b"data: [DONE]\n\n")
     assert out.text == "so far"
     assert out.error is not None and out.error.message == "server_error: boom"
     assert out.error.kind == "server"
 
 
-def test_malformed_chunk_is_a_protocol_error() -> None:
-    out = stream(sse(chunk({"content": "a"}), done=False) + b"data: {not json\n\n")
+@pytest.mark.anyio
+async def test_malformed_chunk_is_a_protocol_error() -> None:
+    out = await stream(sse(chunk({"content": "a"}), done=False) + b"data: {not json\n\n")
     assert out.error is not None and out.error.kind == "protocol"
     assert out.text == "a"
 
 
-def test_d14_retries_once_without_stream_options_and_remembers() -> None:
+@pytest.mark.anyio
+async def test_d14_retries_once_without_stream_options_and_remembers() -> None:
     message = "Unrecognized request argument supplied: stream_options"
     rejection = json_reply(400, {"error": {"message": message, "type": "invalid_request_error"}})
     ok = sse_reply(sse(chunk({"content": "fine"}, "stop")))
@@ -282,7 +305,7 @@ def test_d14_retries_once_without_stream_options_and_remembers() -> None:
                 outs.append(Outcome(events, None))
         return outs
 
-    outs = run(scenario())
+    outs = await scenario()
     assert [o.text for o in outs] == ["fine", "fine"]
     bodies = server.bodies()
     assert len(bodies) == 3
@@ -290,18 +313,20 @@ def test_d14_retries_once_without_stream_options_and_remembers() -> None:
     assert "stream_options" not in bodies[1] and "stream_options" not in bodies[2]
 
 
-def test_unrelated_400_is_not_retried() -> None:
+@pytest.mark.anyio
+async def test_unrelated_400_is_not_retried() -> None:
     server = MockServer(json_reply(400, {"error": {"message": "bad model", "type": "invalid_request_error"}}))
-    out = run(collect(openai_config(), server))
+    out = await collect(openai_config(), server)
     assert len(server.requests) == 1
     assert out.error is not None and out.error.message == "400 invalid_request_error: bad model"
     assert out.error.kind == "bad_request"
 
 
-def test_an_unexpected_chunk_shape_keeps_the_text_and_is_a_protocol_error() -> None:
+@pytest.mark.anyio
+async def test_an_unexpected_chunk_shape_keeps_the_text_and_is_a_protocol_error() -> None:
     # "delta" as a string: not an error the parser reports, a shape it never expected.
     body = sse(*(chunk({"content": f"part{i} "}) for i in range(5)), {"choices": [{"delta": "oops"}]})
-    out = stream(body)
+    out = await stream(body)
     assert out.text == "part0 part1 part2 part3 part4 "
     assert out.error is not None and out.error.kind == "protocol"
     assert "could not decode" in out.error.message

@@ -1,4 +1,7 @@
-"""Every recorded stream decodes to the result the fixtures README gives, however the bytes arrive."""
+"""Every recorded stream decodes to the result its fixtures README gives, however the bytes arrive.
+
+The expected results come from tests/fixtures/streams/README.md.
+"""
 
 from __future__ import annotations
 
@@ -155,17 +158,19 @@ def test_every_fixture_has_expectations() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_whole_body(name: str) -> None:
+@pytest.mark.anyio
+async def test_whole_body(name: str) -> None:
     api, exp = EXPECTED[name]
-    check(outcome_for(config_for(api), [fixture_bytes(name)]), exp)
+    check(await outcome_for(config_for(api), [fixture_bytes(name)]), exp)
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_split_at_random_offsets_and_crlf(name: str) -> None:
+@pytest.mark.anyio
+async def test_split_at_random_offsets_and_crlf(name: str) -> None:
     api, exp = EXPECTED[name]
     config = config_for(api)
     data = fixture_bytes(name)
-    reference = outcome_for(config, [data]).summary()
+    reference = (await outcome_for(config, [data])).summary()
     rng = random.Random(f"split-{name}")
     variants: list[list[bytes]] = [
         # one byte at a time (big recordings: 1-3 bytes, to keep the suite fast)
@@ -183,7 +188,7 @@ def test_split_at_random_offsets_and_crlf(name: str) -> None:
     cr_only = data.replace(b"\r\n", b"\n").replace(b"\n", b"\r")
     variants.append(random_pieces(cr_only, rng, max_piece=11))
     for pieces in variants:
-        outcome = outcome_for(config, pieces)
+        outcome = await outcome_for(config, pieces)
         check(outcome, exp)
         assert outcome.summary() == reference
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 
 import httpx
@@ -90,7 +89,8 @@ def fake() -> Iterator[FakeProvider]:
 
 
 @pytest.mark.parametrize("api", ["openai", "anthropic"])
-def test_interrupted_history_sends_over_the_wire(fake: FakeProvider, api: str) -> None:
+@pytest.mark.anyio
+async def test_interrupted_history_sends_over_the_wire(fake: FakeProvider, api: str) -> None:
     base = fake.openai_base_url if api == "openai" else fake.anthropic_base_url
     cfg = ProviderConfig("f", "Fake", api, base)  # type: ignore[arg-type]
     fake.clear_requests()
@@ -104,7 +104,7 @@ def test_interrupted_history_sends_over_the_wire(fake: FakeProvider, api: str) -
                 text += getattr(event, "text", "") or ""
             return text
 
-    assert asyncio.run(go()) == "yes"
+    assert await go() == "yes"
     body = fake.requests[-1].json
     sent = body["messages"]
     if api == "openai":

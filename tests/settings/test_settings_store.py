@@ -18,6 +18,8 @@ from desktop.core.settings import (
     default_config_dir,
     default_settings,
     preset,
+    provider_config,
+    resolve_provider,
     settings_from_dict,
     settings_to_dict,
 )
@@ -92,7 +94,7 @@ def test_written_format_matches_design(tmp_path: Path) -> None:
     raw = json.loads(store.path.read_text(encoding="utf-8"))
     assert list(raw) == [
         "version", "providers", "default_provider", "default_model", "price_overrides", "history_cap_kib",
-        "max_iterations",
+        "max_iterations", "prompt_caching",
     ]
     assert raw["providers"][0] == {
         "id": "openai", "name": "OpenAI", "api": "openai", "base_url": "https://api.openai.com/v1",
@@ -108,6 +110,7 @@ def test_minimal_file_fills_defaults() -> None:
     p = s.providers[0]
     assert (p.name, p.needs_key, p.key_env, p.models, p.max_tokens) == ("x", True, None, [], 8192)
     assert s.default_provider is None and s.price_overrides == {}
+    assert s.prompt_caching is True
 
 
 @pytest.mark.parametrize(
@@ -131,6 +134,9 @@ def test_minimal_file_fills_defaults() -> None:
         (lambda r: r.update(default_model=""), "default_model"),
         (lambda r: r.update(history_cap_kib=-1), "history_cap_kib"),
         (lambda r: r.update(max_iterations=1.5), "max_iterations"),
+        (lambda r: r.update(prompt_caching="no"), "prompt_caching: must be true or false"),
+        (lambda r: r.update(prompt_caching=0), "prompt_caching: must be true or false"),
+        (lambda r: r.update(prompt_caching=None), "prompt_caching: must be true or false"),
         (lambda r: r.update(price_overrides=[]), "price_overrides: must be an object"),
         (lambda r: r.update(price_overrides={"x": {"input": 1}}), "price_overrides['x'].output"),
         (lambda r: r.update(price_overrides={"x": {"input": -1, "output": 1}}), "price_overrides['x'].input"),
@@ -146,6 +152,38 @@ def test_validation_names_the_problem(mutate, expected: str) -> None:
     with pytest.raises(SettingsError) as info:
         settings_from_dict(raw)
     assert expected in str(info.value)
+
+
+def test_prompt_caching_is_on_by_default_kept_through_save_and_load_and_reaches_the_config(
+    tmp_path: Path,
+) -> None:
+    assert Settings().prompt_caching is True
+    assert settings_to_dict(default_settings())["prompt_caching"] is True
+    store = SettingsStore(tmp_path)
+    off = default_settings()
+    off.prompt_caching = False
+    store.save(off)
+    raw = json.loads(store.path.read_text(encoding="utf-8"))
+    assert raw["prompt_caching"] is False
+    loaded = SettingsStore(tmp_path).load()
+    assert loaded.prompt_caching is False
+    assert loaded.copy().prompt_caching is False
+
+    class Req:
+        provider = "anthropic"
+        model = None
+
+    env = {"ANTHROPIC_API_KEY": "sk-test"}
+    config = resolve_provider(loaded, Req(), secrets=None, environ=env)
+    assert config is not None and config.api == "anthropic" and config.prompt_caching is False
+    loaded.prompt_caching = True
+    config = resolve_provider(loaded, Req(), secrets=None, environ=env)
+    assert config is not None and config.prompt_caching is True
+    # The driver configuration built directly keeps the default on, and takes the switch.
+    provider = loaded.provider("anthropic")
+    assert provider is not None
+    assert provider_config(provider, key=None).prompt_caching is True
+    assert provider_config(provider, key=None, prompt_caching=False).prompt_caching is False
 
 
 def test_validation_lists_every_problem() -> None:
@@ -319,3 +357,18 @@ def test_unreadable_file_is_left_in_place_and_not_overwritten(
     assert store.path.read_bytes() == before
     assert store.load() == default_settings() and store.last_error is None
     store.save(default_settings())  # readable again: saving works
+
+
+def test_the_monthly_budget_round_trips_and_is_validated(tmp_path: Path) -> None:
+    from desktop.core.settings import SettingsError, settings_from_dict, settings_to_dict
+
+    raw = settings_to_dict(default_settings())
+    assert "budget" not in raw  # no budget: no block
+    raw["budget"] = {"monthly_usd": 25}
+    settings = settings_from_dict(raw)
+    assert settings.monthly_budget_usd == 25.0
+    assert settings_to_dict(settings)["budget"] == {"monthly_usd": 25.0}
+    for bad in ({"monthly_usd": -1}, {"monthly_usd": "10"}, {"monthly_usd": float("inf")}, [1]):
+        raw["budget"] = bad
+        with pytest.raises(SettingsError, match="budget"):
+            settings_from_dict(raw)

@@ -31,10 +31,10 @@ def openai_chunks(raw: bytes) -> list[Any]:
 
 def anthropic_events(raw: bytes) -> list[tuple[str, dict[str, Any]]]:
     """``(event name, payload)`` pairs of an Anthropic stream."""
-    events = []
+    events: list[tuple[str, dict[str, Any]]] = []
     for name, data in parse_sse(raw):
         payload = json.loads(data)
-        assert name == payload["type"], (name, payload)
+        assert name is not None and name == payload["type"], (name, payload)
         events.append((name, payload))
     return events
 

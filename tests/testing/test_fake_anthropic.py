@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import httpx
 import pytest
@@ -13,7 +14,7 @@ from desktop.testing import FakeProvider, ToolCallSpec, Turn
 HEADERS = {"x-api-key": "k", "anthropic-version": "2023-06-01"}
 
 
-def _stream(client: httpx.Client, fp: FakeProvider, **extra: object) -> list[tuple[str, dict[str, object]]]:
+def _stream(client: httpx.Client, fp: FakeProvider, **extra: object) -> list[tuple[str, dict[str, Any]]]:
     body = {
         "model": "claude-sonnet-4-5",
         "max_tokens": 1024,
@@ -47,11 +48,11 @@ def test_event_order_thinking_text_tool(fp: FakeProvider, client: httpx.Client) 
     open_blocks: set[int] = set()
     for name, p in events:
         if name == "content_block_start":
-            open_blocks.add(p["index"])  # type: ignore[arg-type]
+            open_blocks.add(p["index"])
         elif name == "content_block_delta":
             assert p["index"] in open_blocks
         elif name == "content_block_stop":
-            open_blocks.remove(p["index"])  # type: ignore[arg-type]
+            open_blocks.remove(p["index"])
     assert not open_blocks
     blocks = anthropic_blocks(events)
     assert blocks[0]["thinking"] == "Think first." and blocks[0]["signature"]
@@ -82,16 +83,16 @@ def test_usage_excludes_cache_from_input(fp: FakeProvider, client: httpx.Client)
     fp.script(Turn(text="cached", usage={"input": 11, "output": 30, "cache_read": 2048, "cache_write": 512}))
     events = _stream(client, fp)
     start = events[0][1]["message"]
-    assert start["model"] == "claude-sonnet-4-5" and start["role"] == "assistant"  # type: ignore[index]
+    assert start["model"] == "claude-sonnet-4-5" and start["role"] == "assistant"
     assert start["usage"] == {
         "input_tokens": 11,
-        "cache_creation_input_tokens": 512,  # type: ignore[index]
+        "cache_creation_input_tokens": 512,
         "cache_read_input_tokens": 2048,
         "output_tokens": 1,
     }
     final = events[-2][1]["usage"]
-    assert final["output_tokens"] == 30 and final["input_tokens"] == 11  # type: ignore[index]
-    assert events[-2][1]["delta"]["stop_reason"] == "end_turn"  # type: ignore[index]
+    assert final["output_tokens"] == 30 and final["input_tokens"] == 11
+    assert events[-2][1]["delta"]["stop_reason"] == "end_turn"
 
 
 @pytest.mark.parametrize(
@@ -99,7 +100,7 @@ def test_usage_excludes_cache_from_input(fp: FakeProvider, client: httpx.Client)
 )
 def test_stop_reason(fp: FakeProvider, client: httpx.Client, given: str, expected: str) -> None:
     fp.script(Turn(text="x", stop_reason=given))
-    assert _stream(client, fp)[-2][1]["delta"]["stop_reason"] == expected  # type: ignore[index]
+    assert _stream(client, fp)[-2][1]["delta"]["stop_reason"] == expected
 
 
 def test_non_streaming_json(fp: FakeProvider, client: httpx.Client) -> None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import httpx
 from fakesse import anthropic_blocks, anthropic_events
@@ -15,7 +17,9 @@ from desktop.testing.demo import DEMO_NOTE_CONTENT, DEMO_NOTE_PATH
 WRITE_TOOL = {"name": "write_file", "description": "write", "input_schema": {"type": "object"}}
 
 
-def _ask(client: httpx.Client, fp: FakeProvider, messages: list[dict[str, object]], tools: bool = True):  # type: ignore[no-untyped-def]
+def _ask(
+    client: httpx.Client, fp: FakeProvider, messages: Sequence[object], tools: bool = True
+) -> list[tuple[str, dict[str, Any]]]:
     body = {
         "model": DEMO_MODEL,
         "max_tokens": 4096,
@@ -40,10 +44,10 @@ def test_demo_conversation_flow(client: httpx.Client) -> None:
         call = blocks[2]
         assert call["name"] == "write_file"
         assert json.loads(call["partial"]) == {"path": DEMO_NOTE_PATH, "content": DEMO_NOTE_CONTENT}
-        usage = events[0][1]["message"]["usage"]  # type: ignore[index]
+        usage = events[0][1]["message"]["usage"]
         assert usage["cache_read_input_tokens"] > 0 and usage["cache_creation_input_tokens"] > 0
-        assert events[0][1]["message"]["model"] == DEMO_MODEL  # type: ignore[index]
-        assert events[-2][1]["delta"]["stop_reason"] == "tool_use"  # type: ignore[index]
+        assert events[0][1]["message"]["model"] == DEMO_MODEL
+        assert events[-2][1]["delta"]["stop_reason"] == "tool_use"
 
         history = first + [
             {

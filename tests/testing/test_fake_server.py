@@ -7,6 +7,7 @@ import gc
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -143,7 +144,7 @@ def test_unknown_route_method_and_bad_body(fp: FakeProvider, client: httpx.Clien
 
 
 def test_chunked_request_body(fp: FakeProvider, client: httpx.Client) -> None:
-    def gen():  # type: ignore[no-untyped-def]
+    def gen() -> Iterator[bytes]:
         yield b'{"model": "m", "stream": false, '
         yield b'"messages": [{"role": "user", "content": "chunked"}]}'
 
@@ -166,22 +167,22 @@ def test_keep_alive_reuses_one_connection(fp: FakeProvider, client: httpx.Client
     assert fp.connection_count == 1
 
 
-def test_async_client_streams_concurrently(fp: FakeProvider) -> None:
-    async def main() -> list[str]:
-        async with httpx.AsyncClient(timeout=10) as c:
+@pytest.mark.anyio
+async def test_async_client_streams_concurrently(fp: FakeProvider) -> None:
+    async with httpx.AsyncClient(timeout=10) as c:
 
-            async def one(i: int) -> str:
-                body = {**CHAT, "messages": [{"role": "user", "content": f"n{i}"}]}
-                text = ""
-                async with c.stream("POST", fp.openai_base_url + "/chat/completions", json=body) as r:
-                    async for line in r.aiter_lines():
-                        if line.startswith("data: {"):
-                            text += openai_text(openai_chunks(line.encode() + b"\n\n"))
-                return text
+        async def one(i: int) -> str:
+            body = {**CHAT, "messages": [{"role": "user", "content": f"n{i}"}]}
+            text = ""
+            async with c.stream("POST", fp.openai_base_url + "/chat/completions", json=body) as r:
+                async for line in r.aiter_lines():
+                    if line.startswith("data: {"):
+                        text += openai_text(openai_chunks(line.encode() + b"\n\n"))
+            return text
 
-            return await asyncio.gather(*(one(i) for i in range(5)))
+        texts = await asyncio.gather(*(one(i) for i in range(5)))
 
-    assert asyncio.run(main()) == [f"Echo: n{i}" for i in range(5)]
+    assert texts == [f"Echo: n{i}" for i in range(5)]
 
 
 def test_fast_turn_renders_ahead_and_streams_every_event(fp: FakeProvider, client: httpx.Client) -> None:
@@ -215,7 +216,7 @@ def test_stop_is_clean_even_with_a_stalled_stream() -> None:
         with pytest.raises(httpx.RemoteProtocolError):
             for _ in it:
                 pass
-    assert not any(t.name == "FakeProvider" for t in threading.enumerate())
+    assert not any(t.name == "LoopbackProvider" for t in threading.enumerate())
     with pytest.raises(ConnectionRefusedError), socket.create_connection(("127.0.0.1", port), timeout=1):
         pass
     fp.stop()  # idempotent
@@ -233,4 +234,4 @@ def test_restart_after_stop_and_double_start() -> None:
         assert fp.base_url.startswith("http://127.0.0.1:")
     with fp, httpx.Client() as c:
         assert c.get(fp.base_url + "/v1/models").status_code == 200
-    assert "FakeProvider(stopped" in repr(fp)
+    assert "LoopbackProvider(stopped" in repr(fp)

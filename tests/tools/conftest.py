@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +11,7 @@ import pytest
 from desktop.core.chat.types import ChatToolDef
 from desktop.core.tools import project_tools
 
-RunTool = Callable[..., str]
+RunTool = Callable[..., Awaitable[str]]
 
 
 @pytest.fixture
@@ -29,9 +28,12 @@ def tools(project: Path) -> dict[str, ChatToolDef]:
 
 @pytest.fixture
 def run(tools: dict[str, ChatToolDef]) -> RunTool:
-    """``run("read_file", path="x")``: call a tool the way the chat loop does and return its text."""
+    """``await run("read_file", path="x")``: call a tool the way the chat loop does and return its text.
 
-    def call(name: str, **args: Any) -> str:
-        return asyncio.run(tools[name].run(args))
+    Tests that use it are ``@pytest.mark.anyio`` async tests, so the tool runs on the test's event loop.
+    """
+
+    async def call(name: str, **args: Any) -> str:
+        return await tools[name].run(args)
 
     return call

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -42,17 +41,18 @@ def test_schemas_are_objects_with_described_properties(tools: dict[str, ChatTool
         assert tool.description
 
 
-def test_missing_and_mistyped_arguments(run: RunTool) -> None:
+@pytest.mark.anyio
+async def test_missing_and_mistyped_arguments(run: RunTool) -> None:
     with pytest.raises(ToolError, match="missing required argument 'path'"):
-        run("read_file")
+        await run("read_file")
     with pytest.raises(ToolError, match="'content' must be a string"):
-        run("write_file", path="a.txt", content=5)
+        await run("write_file", path="a.txt", content=5)
     with pytest.raises(ToolError, match="'max_results' must be an integer"):
-        run("search_files", query="x", max_results="many")
+        await run("search_files", query="x", max_results="many")
     with pytest.raises(ToolError, match="query must be a non-empty string"):
-        run("search_files", query="   ")
+        await run("search_files", query="   ")
     with pytest.raises(ToolError, match="path must not be empty"):
-        run("read_file", path="")
+        await run("read_file", path="")
 
 
 def test_tool_error_is_a_value_error() -> None:
@@ -68,7 +68,8 @@ def test_root_must_exist(tmp_path: Path) -> None:
         project_tools(file)
 
 
-def test_tools_run_off_the_event_loop_thread(
+@pytest.mark.anyio
+async def test_tools_run_off_the_event_loop_thread(
     project: Path, tools: dict[str, ChatToolDef], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (project / "a.txt").write_text("hello")
@@ -81,9 +82,6 @@ def test_tools_run_off_the_event_loop_thread(
 
     monkeypatch.setattr(_files, "read_file", spy)
 
-    async def main() -> tuple[str, int]:
-        return await tools["read_file"].run({"path": "a.txt"}), threading.get_ident()
-
-    text, loop_thread = asyncio.run(main())
+    text, loop_thread = await tools["read_file"].run({"path": "a.txt"}), threading.get_ident()
     assert text == "hello"
     assert io_threads and io_threads[0] != loop_thread

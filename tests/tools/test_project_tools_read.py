@@ -13,74 +13,84 @@ from desktop.core.tools import READ_CAP_BYTES, ToolError
 RunTool = Callable[..., str]
 
 
-def test_reads_text(project: Path, run: RunTool) -> None:
+@pytest.mark.anyio
+async def test_reads_text(project: Path, run: RunTool) -> None:
     (project / "src").mkdir()
     (project / "src" / "main.py").write_text("print('hi')\n", encoding="utf-8")
-    assert run("read_file", path="src/main.py") == "print('hi')\n"
-    assert run("read_file", path="./src/../src/main.py") == "print('hi')\n"
+    assert await run("read_file", path="src/main.py") == "print('hi')\n"
+    assert await run("read_file", path="./src/../src/main.py") == "print('hi')\n"
 
 
-def test_exactly_at_cap_is_not_truncated(project: Path, run: RunTool) -> None:
+@pytest.mark.anyio
+async def test_exactly_at_cap_is_not_truncated(project: Path, run: RunTool) -> None:
     (project / "a.txt").write_bytes(b"a" * READ_CAP_BYTES)
-    assert run("read_file", path="a.txt") == "a" * READ_CAP_BYTES
+    assert await run("read_file", path="a.txt") == "a" * READ_CAP_BYTES
 
 
-def test_over_cap_is_truncated_with_marker(project: Path, run: RunTool) -> None:
+@pytest.mark.anyio
+async def test_over_cap_is_truncated_with_marker(project: Path, run: RunTool) -> None:
     assert READ_CAP_BYTES == 12288
     (project / "big.txt").write_bytes(b"x" * 20_000)
-    out = run("read_file", path="big.txt")
+    out = await run("read_file", path="big.txt")
     assert out == "x" * 12288 + f"\n[truncated {20_000 - 12288} bytes]"
 
 
-def test_cap_never_splits_a_multibyte_character(project: Path, run: RunTool) -> None:
+@pytest.mark.anyio
+async def test_cap_never_splits_a_multibyte_character(project: Path, run: RunTool) -> None:
     data = ("a" + "é" * 10_000).encode("utf-8")  # 'é' is 2 bytes: the cap lands inside one
     (project / "u.txt").write_bytes(data)
-    out = run("read_file", path="u.txt")
+    out = await run("read_file", path="u.txt")
     text, marker = out.rsplit("\n", 1)
     shown = len(text.encode("utf-8"))
     assert shown == READ_CAP_BYTES - 1 and text == "a" + "é" * ((READ_CAP_BYTES - 2) // 2)
     assert marker == f"[truncated {len(data) - shown} bytes]"
 
 
-def test_unicode_text(project: Path, run: RunTool) -> None:
+@pytest.mark.anyio
+async def test_unicode_text(project: Path, run: RunTool) -> None:
     content = "Grüße 👋 — 日本語\n"
     (project / "ünï cødé.md").write_text(content, encoding="utf-8")
-    assert run("read_file", path="ünï cødé.md") == content
+    assert await run("read_file", path="ünï cødé.md") == content
 
 
 @pytest.mark.parametrize(
     "data",
     [b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", b"text then a NUL \x00 byte", b"latin-1 caf\xe9 is not utf-8"],
 )
-def test_binary_is_described_not_dumped(project: Path, run: RunTool, data: bytes) -> None:
+@pytest.mark.anyio
+async def test_binary_is_described_not_dumped(project: Path, run: RunTool, data: bytes) -> None:
     (project / "blob.bin").write_bytes(data)
-    assert run("read_file", path="blob.bin") == f"binary file ({len(data)} bytes), not shown"
+    assert await run("read_file", path="blob.bin") == f"binary file ({len(data)} bytes), not shown"
 
 
-def test_nul_beyond_sniff_window_in_shown_part(project: Path, run: RunTool) -> None:
+@pytest.mark.anyio
+async def test_nul_beyond_sniff_window_in_shown_part(project: Path, run: RunTool) -> None:
     # A NUL after the first 8 KiB does not make the file binary; it is valid UTF-8 text.
     data = b"a" * 9000 + b"\x00" + b"b" * 10
     (project / "late.txt").write_bytes(data)
-    assert run("read_file", path="late.txt") == data.decode()
+    assert await run("read_file", path="late.txt") == data.decode()
 
 
-def test_empty_file(project: Path, run: RunTool) -> None:
+@pytest.mark.anyio
+async def test_empty_file(project: Path, run: RunTool) -> None:
     (project / "empty").write_bytes(b"")
-    assert run("read_file", path="empty") == ""
+    assert await run("read_file", path="empty") == ""
 
 
-def test_errors(project: Path, run: RunTool) -> None:
+@pytest.mark.anyio
+async def test_errors(project: Path, run: RunTool) -> None:
     (project / "dir").mkdir()
     with pytest.raises(ToolError, match="file not found: nope.txt"):
-        run("read_file", path="nope.txt")
+        await run("read_file", path="nope.txt")
     with pytest.raises(ToolError, match="dir is a directory"):
-        run("read_file", path="dir")
+        await run("read_file", path="dir")
     with pytest.raises(ToolError, match="project folder itself"):
-        run("read_file", path=".")
+        await run("read_file", path=".")
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs POSIX fifos")
-def test_special_files_are_refused_without_blocking(project: Path, run: RunTool) -> None:
+@pytest.mark.anyio
+async def test_special_files_are_refused_without_blocking(project: Path, run: RunTool) -> None:
     os.mkfifo(project / "pipe")
     with pytest.raises(ToolError, match="pipe is not a regular file"):
-        run("read_file", path="pipe")
+        await run("read_file", path="pipe")

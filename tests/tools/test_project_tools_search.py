@@ -13,32 +13,37 @@ from desktop.core.tools import SEARCH_MAX_FILE_BYTES, ToolError
 RunTool = Callable[..., str]
 
 
-def test_finds_case_insensitive_matches_with_line_numbers(project: Path, run: RunTool) -> None:
+@pytest.mark.anyio
+async def test_finds_case_insensitive_matches_with_line_numbers(project: Path, run: RunTool) -> None:
     (project / "src").mkdir()
     (project / "src" / "app.py").write_text(
         "import os\n\ndef Main():\n    return MAIN_VALUE\n", encoding="utf-8"
     )
     (project / "README.md").write_text("# Title\nrun main() to start\n", encoding="utf-8")
-    out = run("search_files", query="main")
+    out = await run("search_files", query="main")
     assert out.splitlines() == [
         "README.md:2: run main() to start",
         "src/app.py:3: def Main():",
         "src/app.py:4: return MAIN_VALUE",
     ]
-    assert run("search_files", query="MAIN", path="src").splitlines()[0] == "src/app.py:3: def Main():"
+    out = await run("search_files", query="MAIN", path="src")
+    assert out.splitlines()[0] == "src/app.py:3: def Main():"
 
 
-def test_unicode_query(project: Path, run: RunTool) -> None:
+@pytest.mark.anyio
+async def test_unicode_query(project: Path, run: RunTool) -> None:
     (project / "de.txt").write_text("Straße\nGRÜSSE aus Köln\n", encoding="utf-8")
-    assert run("search_files", query="köln") == "de.txt:2: GRÜSSE aus Köln"
+    assert await run("search_files", query="köln") == "de.txt:2: GRÜSSE aus Köln"
 
 
-def test_no_matches(project: Path, run: RunTool) -> None:
+@pytest.mark.anyio
+async def test_no_matches(project: Path, run: RunTool) -> None:
     (project / "a.txt").write_text("nothing here")
-    assert run("search_files", query="needle") == "no matches for 'needle'"
+    assert await run("search_files", query="needle") == "no matches for 'needle'"
 
 
-def test_skips_and_says_so(project: Path, tmp_path: Path, run: RunTool) -> None:
+@pytest.mark.anyio
+async def test_skips_and_says_so(project: Path, tmp_path: Path, run: RunTool) -> None:
     for skipped in (".git", ".venv", "node_modules", ".chatnodes"):
         (project / skipped).mkdir()
         (project / skipped / "x.txt").write_text("needle")
@@ -50,7 +55,7 @@ def test_skips_and_says_so(project: Path, tmp_path: Path, run: RunTool) -> None:
     os.symlink(outside, project / "out_link.txt")
     (project / "ok.txt").write_text("a needle")
     os.symlink(project / "ok.txt", project / "in_link.txt")
-    lines = run("search_files", query="needle").splitlines()
+    lines = (await run("search_files", query="needle")).splitlines()
     assert lines[:2] == ["in_link.txt:1: a needle", "ok.txt:1: a needle"]
     assert lines[2] == (
         "[skipped: folders .chatnodes, .git, .venv, node_modules; 2 binary file(s); 1 file(s) over 1 MB; "
@@ -59,22 +64,25 @@ def test_skips_and_says_so(project: Path, tmp_path: Path, run: RunTool) -> None:
     assert len(lines) == 3
 
 
-def test_results_capped_with_note(project: Path, run: RunTool) -> None:
+@pytest.mark.anyio
+async def test_results_capped_with_note(project: Path, run: RunTool) -> None:
     (project / "many.txt").write_text("hit\n" * 30)
-    lines = run("search_files", query="hit", max_results=5).splitlines()
+    lines = (await run("search_files", query="hit", max_results=5)).splitlines()
     assert lines[:5] == [f"many.txt:{i}: hit" for i in range(1, 6)]
     assert lines[5] == "[results capped at 5; narrow the query or the path for more]"
-    assert len(run("search_files", query="hit").splitlines()) == 30  # default 50: not capped
+    assert len((await run("search_files", query="hit")).splitlines()) == 30  # default 50: not capped
 
 
-def test_long_lines_are_shortened(project: Path, run: RunTool) -> None:
+@pytest.mark.anyio
+async def test_long_lines_are_shortened(project: Path, run: RunTool) -> None:
     (project / "long.txt").write_text("x" * 1000 + "needle" + "y" * 1000)
-    (line,) = run("search_files", query="needle").splitlines()
+    (line,) = (await run("search_files", query="needle")).splitlines()
     assert line.startswith("long.txt:1: xxx") and line.endswith("…") and len(line) < 300
 
 
-def test_search_cannot_leave_the_project(project: Path, run: RunTool) -> None:
+@pytest.mark.anyio
+async def test_search_cannot_leave_the_project(project: Path, run: RunTool) -> None:
     with pytest.raises(ToolError, match="escapes the project folder"):
-        run("search_files", query="x", path="..")
+        await run("search_files", query="x", path="..")
     with pytest.raises(ToolError, match="max_results must be a positive integer"):
-        run("search_files", query="x", max_results=0)
+        await run("search_files", query="x", max_results=0)

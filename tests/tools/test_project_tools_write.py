@@ -14,31 +14,35 @@ from desktop.core.tools import ToolError, _files
 RunTool = Callable[..., str]
 
 
-def test_creates_parents_and_reports_bytes(project: Path, run: RunTool) -> None:
-    out = run("write_file", path="notes/deep/hello.md", content="# Hi\n")
+@pytest.mark.anyio
+async def test_creates_parents_and_reports_bytes(project: Path, run: RunTool) -> None:
+    out = await run("write_file", path="notes/deep/hello.md", content="# Hi\n")
     assert out == "wrote 5 bytes to notes/deep/hello.md"
     assert (project / "notes" / "deep" / "hello.md").read_text(encoding="utf-8") == "# Hi\n"
     assert sorted(p.name for p in (project / "notes" / "deep").iterdir()) == ["hello.md"]
 
 
-def test_unicode_content_counts_utf8_bytes(project: Path, run: RunTool) -> None:
+@pytest.mark.anyio
+async def test_unicode_content_counts_utf8_bytes(project: Path, run: RunTool) -> None:
     content = "Grüße 👋\n"
-    out = run("write_file", path="ü.txt", content=content)
+    out = await run("write_file", path="ü.txt", content=content)
     assert out == f"wrote {len(content.encode('utf-8'))} bytes to ü.txt"
     assert (project / "ü.txt").read_bytes() == content.encode("utf-8")
 
 
-def test_overwrite_keeps_mode_and_leaves_no_temp(project: Path, run: RunTool) -> None:
+@pytest.mark.anyio
+async def test_overwrite_keeps_mode_and_leaves_no_temp(project: Path, run: RunTool) -> None:
     target = project / "script.sh"
     target.write_text("old")
     target.chmod(0o750)
-    run("write_file", path="script.sh", content="new")
+    await run("write_file", path="script.sh", content="new")
     assert target.read_text() == "new"
     assert stat.S_IMODE(target.stat().st_mode) == 0o750
     assert [p.name for p in project.iterdir()] == ["script.sh"]
 
 
-def test_replace_is_atomic(project: Path, run: RunTool, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.anyio
+async def test_replace_is_atomic(project: Path, run: RunTool, monkeypatch: pytest.MonkeyPatch) -> None:
     target = project / "data.txt"
     target.write_text("precious")
     seen: list[tuple[str, str]] = []
@@ -51,11 +55,12 @@ def test_replace_is_atomic(project: Path, run: RunTool, monkeypatch: pytest.Monk
         real_replace(src, dst)
 
     monkeypatch.setattr(_files.os, "replace", checking_replace)
-    run("write_file", path="data.txt", content="fresh")
+    await run("write_file", path="data.txt", content="fresh")
     assert seen == [("fresh", "precious")]
 
 
-def test_failure_leaves_old_file_and_no_temp(
+@pytest.mark.anyio
+async def test_failure_leaves_old_file_and_no_temp(
     project: Path, run: RunTool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     target = project / "data.txt"
@@ -66,24 +71,26 @@ def test_failure_leaves_old_file_and_no_temp(
 
     monkeypatch.setattr(_files.os, "replace", failing_replace)
     with pytest.raises(ToolError, match="cannot write data.txt: No space left on device"):
-        run("write_file", path="data.txt", content="new")
+        await run("write_file", path="data.txt", content="new")
     assert target.read_text() == "precious"
     assert [p.name for p in project.iterdir()] == ["data.txt"]
 
 
-def test_refuses_directories_and_blocked_parents(project: Path, run: RunTool) -> None:
+@pytest.mark.anyio
+async def test_refuses_directories_and_blocked_parents(project: Path, run: RunTool) -> None:
     (project / "dir").mkdir()
     (project / "file").write_text("x")
     with pytest.raises(ToolError, match="dir is a directory"):
-        run("write_file", path="dir", content="x")
+        await run("write_file", path="dir", content="x")
     with pytest.raises(ToolError, match="cannot create folder for file/sub.txt"):
-        run("write_file", path="file/sub.txt", content="x")
+        await run("write_file", path="file/sub.txt", content="x")
     with pytest.raises(ToolError, match="project folder itself"):
-        run("write_file", path=".", content="x")
+        await run("write_file", path=".", content="x")
 
 
-def test_writes_through_a_symlink_inside(project: Path, run: RunTool) -> None:
+@pytest.mark.anyio
+async def test_writes_through_a_symlink_inside(project: Path, run: RunTool) -> None:
     (project / "real").mkdir()
     os.symlink(project / "real", project / "alias")
-    assert run("write_file", path="alias/x.txt", content="ok") == "wrote 2 bytes to real/x.txt"
+    assert await run("write_file", path="alias/x.txt", content="ok") == "wrote 2 bytes to real/x.txt"
     assert (project / "real" / "x.txt").read_text() == "ok"

@@ -1,6 +1,6 @@
 """Fixtures for the Qt tests: a qasync loop on the pytest-qt QApplication and a loopback fake provider.
 
-Rules learnt the hard way (see DEVELOPERS guide): never call ``loop.stop()`` in teardown (it calls
+Rules learnt the hard way: never call ``loop.stop()`` in teardown (it calls
 ``app.exit()`` and every later ``waitSignal`` returns at once), never ``qtbot.waitSignal`` inside a
 coroutine, and never ``loop.run_until_complete`` inside a test: create a task and
 ``qtbot.waitUntil(task.done)`` instead.

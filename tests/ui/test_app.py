@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import logging
 import os
 import subprocess
 import sys
@@ -10,7 +12,14 @@ from typing import Any
 
 import pytest
 
-from desktop.app import AppContext, default_project_dir, parse_args, resolve_config_dir
+from desktop.app import (
+    AppContext,
+    default_project_dir,
+    install_key_scrub_filter,
+    parse_args,
+    resolve_config_dir,
+)
+from desktop.core.redact import KeyScrubFilter
 from desktop.testing.demo import DEMO_MODEL
 
 pytest_plugins = ["test_app_support"]  # fixtures: fake, make_context, open_window
@@ -94,3 +103,52 @@ def test_smoke_test_in_demo_mode(tmp_path: Path) -> None:
     assert "first_paint_ms=" in result.stderr
     assert not (tmp_path / "cfg" / "settings.json").exists() or \
         '"demo"' not in (tmp_path / "cfg" / "settings.json").read_text(encoding="utf-8")
+
+
+def test_the_log_filter_scrubs_key_shapes_from_every_record() -> None:
+    root = logging.getLogger("chatnodes-test-root")
+    root.propagate = False
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(logging.Formatter("%(name)s %(message)s"))
+    root.addHandler(handler)
+    try:
+        installed = install_key_scrub_filter(root)
+        assert isinstance(installed, KeyScrubFilter)
+        install_key_scrub_filter(root)  # a handler never gets a second filter
+        assert len(handler.filters) == 1
+        child = logging.getLogger("chatnodes-test-root.child")  # propagates to the root's handler
+        child.warning("request with %s failed", "sk-abcdefghijklmnop")
+        try:
+            raise RuntimeError("echoed gsk_ABCDEFGHIJKL")
+        except RuntimeError:
+            child.exception("call failed")
+        child.error("plain AIza%s", "A" * 30)
+    finally:
+        root.removeHandler(handler)
+    text = out.getvalue()
+    assert "request with *** failed" in text
+    assert "RuntimeError: echoed ***" in text and "Traceback" in text
+    assert "plain ***" in text
+    assert "sk-abcdefghijklmnop" not in text and "gsk_ABCDEFGHIJKL" not in text and "AIza" not in text
+
+
+def test_the_app_injects_the_scrubber_and_the_demo_into_the_context(make_context: Any) -> None:
+    ctx: AppContext = make_context()
+    assert ctx.scrub("key sk-abcdefghijklmnop") == "key ***"
+    assert ctx.demo_offer is not None and ctx.demo_offer.provider_id == "demo"
+    assert ctx.demo_offer.model == DEMO_MODEL and DEMO_MODEL in ctx.demo_offer.models
+    assert not ctx.demo  # offered, not started
+
+
+def test_the_screenshot_tool_renders_every_image(tmp_path: Path) -> None:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    result = subprocess.run([sys.executable, "-m", "desktop.screenshots", str(tmp_path)], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    names = {"main-window.png", "main-window-dark.png", "permission-card.png", "settings.png",
+             "settings-dark.png"}
+    assert {p.name for p in tmp_path.iterdir()} == names
+    for name in names:
+        assert (tmp_path / name).read_bytes().startswith(b"\x89PNG")
+    assert "Traceback" not in result.stderr

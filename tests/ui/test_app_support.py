@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from desktop.app import AppContext
+from desktop import app
 from desktop.core.secrets import SecretStore
 from desktop.testing import FakeProvider
+from desktop.ui.context import AppContext
 
 
 @pytest.fixture
@@ -33,8 +34,8 @@ def make_context(
 
     def _make(*, environ: dict[str, str] | None = None, secrets: SecretStore | None = None,
               demo: bool = False, config_dir: Path | None = None) -> AppContext:
-        ctx = AppContext(config_dir=config_dir or tmp_path / "config", demo=demo,
-                         environ={} if environ is None else environ, secrets=secrets)
+        ctx = app.make_context(config_dir=config_dir or tmp_path / "config", demo=demo,
+                           environ={} if environ is None else environ, secrets=secrets)
         made.append(ctx)
         return ctx
 

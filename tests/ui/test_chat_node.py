@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QComboBox, QLabel, QPlainTextEdit, QPushButton, QW
 from test_chat_node_support import NodeEnv, fake_settings, make_env  # noqa: F401
 
 from desktop.core.chat.types import ChatEvent, ChatMessage, Delta, Done, Usage
-from desktop.core.project import new_node_state
+from desktop.core.project import TrimInfo, new_node_state
 from desktop.testing import Fault, ToolCallSpec, Turn
 from desktop.ui.cards import ToolCard
 from desktop.ui.transcript import AssistantMessageView, Transcript
@@ -387,6 +387,12 @@ def _exchange(n: int, inp: int, out: int) -> list[ChatMessage]:
                         usage=Usage(inp, out))]
 
 
+def _trim(removed: list[str], archived: int, kept: list[str]) -> TrimInfo:
+    text = f"{archived} earlier messages moved to the history archive"
+    note = ChatMessage(id="n0", role="note", content=text, ts=0)
+    return TrimInfo(removed_ids=frozenset(removed), archived=archived, note=note, kept_ids=("n0", *kept))
+
+
 def test_apply_saved_takes_the_trimmed_history_and_recounts(qtbot: Any, make_env: Any) -> None:
     state = new_node_state("Trimmed")
     state.conversation.messages[:] = [*_exchange(1, 1000, 1000), *_exchange(2, 500, 0)]
@@ -395,13 +401,11 @@ def test_apply_saved_takes_the_trimmed_history_and_recounts(qtbot: Any, make_env
     env.node.reload_settings()
     assert env.node.cost().usd == pytest.approx(0.011)  # $0.010 + $0.001
     assert find(env.node, QLabel, "tokenChip").text() == "1.5k in · 1k out"
-    snapshot = env.node.to_state().conversation.messages[-1]
+    saved = env.node.to_state().conversation.messages
+    assert saved is env.node.conversation.messages  # shared, and a save never changes it
     env.node.submit("/help")  # arrives after the saved snapshot: it must stay
-    note = ChatMessage(id="n0", role="note", content="2 earlier messages moved to the history archive", ts=0)
-    kept = [note, *_exchange(2, 500, 0)]
-    assert kept[-1].id == snapshot.id
     revision = env.node.revision
-    env.node.apply_saved(kept)
+    env.node.apply_saved(_trim(["u1", "a1"], 2, ["u2", "a2"]))
     assert env.node.revision > revision
     assert [m.id for m in env.node.conversation.messages][:3] == ["n0", "u2", "a2"]
     assert env.node.conversation.messages[-1].content.startswith("Commands:")
@@ -410,19 +414,22 @@ def test_apply_saved_takes_the_trimmed_history_and_recounts(qtbot: Any, make_env
     assert find(env.node, QLabel, "costChip").text() == "$0.0010"
     assert any("moved to the history archive" in t for t in env.node.transcript.message_texts())
     assert not any("question 1" in t for t in env.node.transcript.message_texts())
+    revision = env.node.revision
+    env.node.apply_saved(_trim(["u1", "a1"], 2, ["u2", "a2"]))  # applying it twice changes nothing
+    assert env.node.revision == revision
+    assert [m.id for m in env.node.conversation.messages][:3] == ["n0", "u2", "a2"]
 
 
-def test_cost_follows_an_in_place_trim_once_apply_saved_runs(qtbot: Any, make_env: Any) -> None:
-    state = new_node_state("In place")
+def test_the_cost_chip_follows_a_trim_that_keeps_the_length(qtbot: Any, make_env: Any) -> None:
+    state = new_node_state("Same length")
     state.conversation.messages[:] = [*_exchange(1, 1000, 1000), *_exchange(2, 1000, 1000)]
     env = make_env(state)
     _priced(env)
     assert env.node.cost().usd == pytest.approx(0.02)
-    # What today's store does on save: the shared list is trimmed in place, same length, same
-    # first and last message (the old id()-based key could not see this).
-    msgs = env.node.conversation.messages
-    msgs[1] = ChatMessage(id="n", role="note", content="moved", ts=0)
-    env.node.apply_saved()
+    # One message out, one note in: same length, same last message (an id()- or length-keyed cache
+    # could not see this).
+    env.node.apply_saved(_trim(["a1"], 1, ["u1", "u2", "a2"]))
+    assert len(env.node.conversation.messages) == 4
     assert env.node.cost().usd == pytest.approx(0.01)
     assert find(env.node, QLabel, "costChip").text() == "$0.0100"
 
@@ -431,8 +438,10 @@ def test_apply_saved_ignores_a_history_it_does_not_know(qtbot: Any, make_env: An
     state = new_node_state("Mine")
     state.conversation.messages[:] = _exchange(1, 10, 10)
     env = make_env(state)
-    env.node.apply_saved(_exchange(9, 1, 1))
+    revision = env.node.revision
+    env.node.apply_saved(_trim(["u9", "a9"], 2, []))
     assert [m.id for m in env.node.conversation.messages] == ["u1", "a1"]
+    assert env.node.revision == revision
 
 
 def test_an_unknown_card_decision_is_ignored(qtbot: Any, make_env: Any, caplog: Any) -> None:

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from PySide6.QtCore import QRect, QTimer
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QLabel, QMdiArea, QPushButton
 from test_app_support import close_window, fake_provider_entry, files_containing, write_settings
 
 from desktop.testing import FakeProvider, Turn
 from desktop.ui.banner import Banner
 from desktop.ui.chat_node import ChatNodeWidget
+from desktop.ui.main_window import AUTOSAVE_DELAY_MS
 
 pytest_plugins = ["test_app_support"]  # fixtures: fake, make_context, open_window
 
@@ -106,12 +110,25 @@ def test_autosave_is_debounced_after_a_change(qtbot: Any, open_window: Any, fake
     project, config = dirs
     write_settings(config, fake_provider_entry(fake), default="fake")
     window = open_window(project, config)
-    window.subwindow_of(window.nodes()[0]).setGeometry(QRect(5, 6, 400, 380))
-    assert window._autosave.isActive()
+    saves: list[float] = []
+    window.saved.connect(lambda: saves.append(time.monotonic()))
+    sub = window.subwindow_of(window.nodes()[0])
+    first_change = time.monotonic()
+    sub.setGeometry(QRect(5, 6, 400, 380))
+    assert window.projects.autosave.isActive()
+    qtbot.wait(600)
+    assert saves == []
+    second_change = time.monotonic()
+    sub.setGeometry(QRect(7, 8, 410, 390))  # restarts the debounce: no save at the first deadline
+    assert window.projects.autosave.remainingTime() > 700
     with qtbot.waitSignal(window.saved, timeout=3000):
         pass
+    assert len(saves) == 1
+    # Qt's coarse timers may fire up to 5 % early; the first deadline (1 s after the first change) passed.
+    assert saves[0] - second_change >= 0.9 * AUTOSAVE_DELAY_MS / 1000
+    assert saves[0] - first_change > AUTOSAVE_DELAY_MS / 1000 + 0.5
     node = json.loads((project / "project.json").read_text(encoding="utf-8"))["nodes"][0]
-    assert (node["x"], node["y"], node["width"], node["height"]) == (5, 6, 400, 380)
+    assert (node["x"], node["y"], node["width"], node["height"]) == (7, 8, 410, 390)
 
 
 def test_corrupt_project_is_kept_aside_and_reported(qtbot: Any, open_window: Any, dirs: Any) -> None:
@@ -190,6 +207,27 @@ def test_unhandled_exception_shows_a_banner_and_the_app_keeps_running(
     assert len(window.nodes()) == 2
 
 
+def test_a_worker_thread_exception_shows_a_banner_without_the_key(
+    qtbot: Any, open_window: Any, fake: FakeProvider, dirs: Any, memory_keyring: Any
+) -> None:
+    project, config = dirs
+    write_settings(config, fake_provider_entry(fake, needs_key=True), default="fake")
+    secret = "stored-key-no-known-shape-42"  # only the context's known keys can scrub this one
+    memory_keyring.passwords[("chatnodes", "fake")] = secret
+    window = open_window(project, config)
+
+    def work() -> None:
+        raise OSError(f"worker saw {secret}")
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    worker.join(5)
+    qtbot.waitUntil(lambda: window.banner_area.find("errorBanner") is not None, timeout=3000)
+    banner = window.banner_area.find("errorBanner")
+    assert "OSError: worker saw ***" in banner.text() and secret not in banner.text()
+    assert window.error_reporter.last_error == "OSError: worker saw ***"
+
+
 def test_export_writes_markdown(qtbot: Any, open_window: Any, fake: FakeProvider, dirs: Any,
                                 tmp_path: Path) -> None:
     project, config = dirs
@@ -215,10 +253,11 @@ def test_session_cost_sums_the_nodes(qtbot: Any, open_window: Any, fake: FakePro
                                                                         model="gpt-4o-mini"))
     _send(qtbot, window.nodes()[0], "q1")
     _send(qtbot, second, "q2")
+    # gpt-4o-mini: $0.15 / M input, $0.60 / M output -> 0.015 + 0.006 = $0.021 per node
+    assert [n.cost().usd for n in window.nodes()] == [pytest.approx(0.021), pytest.approx(0.021)]
     cost = window.session_cost()
-    assert cost.usd == pytest.approx(sum(n.cost().usd for n in window.nodes()))
-    assert cost.usd > 0 and not cost.estimated
-    assert label.text() == f"Session ${cost.usd:.4f}"
+    assert cost.usd == pytest.approx(0.042) and cost.unpriced == 0 and not cost.estimated
+    assert label.text() == "Session $0.0420"
 
 
 def test_no_key_reaches_any_file(qtbot: Any, open_window: Any, dirs: Any, memory_keyring: Any,
@@ -268,3 +307,23 @@ def test_welcome_banner_goes_away_once_a_key_is_saved(qtbot: Any, open_window: A
     assert window.banner_area.find("welcomeBanner") is None
     assert window.store is not None and window.store.history_cap_bytes == 64 * 1024
     assert files_containing(config, "sk-from-the-welcome-flow-0001") == []
+
+
+def test_view_usage_opens_the_dashboard_on_the_ledger(qtbot: Any, open_window: Any, fake: FakeProvider,
+                                                      dirs: Any) -> None:
+    project, config = dirs
+    write_settings(config, fake_provider_entry(fake), default="fake", model="gpt-4o-mini")
+    window = open_window(project, config)
+    usage = {"input": 100_000, "output": 10_000, "cache_read": 0, "cache_write": 0}
+    fake.script(Turn(text="one", usage=usage, model="gpt-4o-mini"))
+    _send(qtbot, window.nodes()[0], "q1")
+    action = window.findChild(QAction, "usageAction")
+    assert action is not None
+    action.trigger()
+    dialog = window.usage_dialog
+    assert dialog is not None and dialog.objectName() == "usageDialog"
+    qtbot.waitExposed(dialog)
+    assert dialog.findChild(QLabel, "monthTotal").text() == "$0.0210"
+    action.trigger()  # a second trigger raises the same dialog
+    assert window.usage_dialog is dialog
+    dialog.close()

@@ -11,8 +11,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QPlainTextEdit
 from test_app_support import close_window, fake_provider_entry, write_settings
 
+from desktop.app import DEMO_FIRST_PROMPT
 from desktop.testing import FakeProvider, Turn
-from desktop.ui.main_window import DEMO_FIRST_PROMPT
 
 pytest_plugins = ["test_app_support"]  # fixtures: fake, make_context, open_window
 

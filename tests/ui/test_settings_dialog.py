@@ -7,7 +7,8 @@ from typing import Any, TypeVar
 
 import pytest
 from keyring.backends import fail
-from PySide6.QtWidgets import QLabel, QLineEdit, QPushButton, QTableWidgetItem, QWidget
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtWidgets import QCheckBox, QLabel, QLineEdit, QPushButton, QTableWidgetItem, QWidget
 from test_app_support import files_containing
 
 from desktop.core.secrets import SecretStore
@@ -180,6 +181,40 @@ def test_price_overrides_are_validated_and_saved(qtbot: Any, make_context: Any) 
     assert ctx.settings.max_iterations == 4
 
 
+def test_prompt_caching_checkbox_is_on_by_default_and_turns_caching_off(
+    qtbot: Any, make_context: Any
+) -> None:
+    ctx = make_context(environ={"ANTHROPIC_API_KEY": KEY})
+    dialog = _dialog(qtbot, ctx)
+    check = _child(dialog.general_page, QCheckBox, "promptCachingCheck")
+    assert check is dialog.prompt_caching_check
+    assert dialog.tabs.indexOf(dialog.general_page) == [dialog.tabs.tabText(i) for i in
+                                                        range(dialog.tabs.count())].index("General")
+    assert check.isChecked()
+    tip = check.toolTip()
+    assert "Anthropic" in tip and "cache" in tip and "OpenAI-compatible" in tip
+    config = ctx.provider_config("anthropic")
+    assert config is not None and config.prompt_caching is True
+    dialog.tabs.setCurrentWidget(dialog.general_page)
+    qtbot.mouseClick(check, Qt.MouseButton.LeftButton, pos=QPoint(6, check.height() // 2))  # the box
+    assert not check.isChecked()
+    dialog.accept()
+    assert not dialog.isVisible()
+    saved = json.loads(ctx.settings_store.path.read_text(encoding="utf-8"))
+    assert saved["prompt_caching"] is False
+    assert ctx.settings.prompt_caching is False
+    config = ctx.provider_config("anthropic")
+    assert config is not None and config.prompt_caching is False
+    # Shown as saved when the dialog opens again; turning it back on saves true.
+    again = _dialog(qtbot, ctx)
+    assert not again.prompt_caching_check.isChecked()
+    again.prompt_caching_check.setChecked(True)
+    again.accept()
+    assert json.loads(ctx.settings_store.path.read_text(encoding="utf-8"))["prompt_caching"] is True
+    config = ctx.provider_config("anthropic")
+    assert config is not None and config.prompt_caching is True
+
+
 def test_default_provider_and_model(qtbot: Any, make_context: Any) -> None:
     ctx = make_context()
     dialog = _dialog(qtbot, ctx)
@@ -259,3 +294,28 @@ def test_a_refused_key_is_dropped_when_another_provider_is_shown(
     dialog.accept()
     assert not dialog.isVisible()
     assert ("chatnodes", "openai") not in memory_keyring.passwords
+
+
+def test_the_monthly_budget_is_set_in_general_and_saved(qtbot: Any, make_context: Any) -> None:
+    from PySide6.QtWidgets import QDoubleSpinBox
+
+    ctx = make_context()
+    dialog = _dialog(qtbot, ctx)
+    spin = _child(dialog.general_page, QDoubleSpinBox, "budgetSpin")
+    assert spin.value() == 0.0 and spin.text() == "No budget"
+    spin.setValue(40.0)
+    dialog.accept()
+    saved = json.loads(ctx.settings_store.path.read_text(encoding="utf-8"))
+    assert saved["budget"] == {"monthly_usd": 40.0} and ctx.settings.monthly_budget_usd == 40.0
+    again = _dialog(qtbot, ctx)
+    assert again.budget_spin.value() == 40.0
+    again.budget_spin.setValue(0.0)
+    again.accept()
+    assert "budget" not in json.loads(ctx.settings_store.path.read_text(encoding="utf-8"))
+
+
+def test_the_prices_page_names_the_source_and_date_of_the_built_in_prices(
+        qtbot: Any, make_context: Any) -> None:
+    dialog = _dialog(qtbot, make_context())
+    label = _child(dialog, QLabel, "priceSourceLabel")
+    assert "refreshed from litellm 1." in label.text() and " on 20" in label.text()

@@ -10,6 +10,7 @@ from .conversation import (
     append_thinking,
     apply_event,
     cap_conversation_messages,
+    conversation_from_dict,
     conversation_to_json,
     create_conversation,
     deserialize_conversation,
@@ -20,6 +21,7 @@ from .conversation import (
     message_from_dict,
     message_to_dict,
     new_id,
+    repair_surrogates,
     serialize_conversation,
     set_usage,
     split_for_cap,
@@ -29,6 +31,8 @@ from .cost import (
     ConversationCost,
     Cost,
     Price,
+    cache_savings,
+    conversation_cache_savings,
     conversation_cost,
     cost_of,
     format_cost,
@@ -65,6 +69,8 @@ from .types import (
 )
 
 __all__ = [
+    "cache_savings",
+    "conversation_cache_savings",
     "ChatDriver",
     "ChatError",
     "ChatEvent",
@@ -90,7 +96,9 @@ __all__ = [
     "apply_event",
     "cap_conversation_messages",
     "create_conversation",
+    "conversation_from_dict",
     "deserialize_conversation",
+    "repair_surrogates",
     "detect_slash_command",
     "find_message",
     "is_valid_role",

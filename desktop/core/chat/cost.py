@@ -1,9 +1,9 @@
 """Token cost accounting: model prices, per-message, per-conversation cost and the cost chip text.
 
 Prices are USD per million tokens, loaded at import time from the package data file
-``model_prices.json`` (LiteLLM-derived; see its README). Long-context tiers (``tiers``) are
-ignored: every request is priced at the base rate, so very long prompts on tiered models are
-undercounted.
+``model_prices.json`` (derived from LiteLLM's price list; a row's ``litellm_key``, when present,
+names the LiteLLM entry it came from under another id). Long-context tiers (``tiers``) are ignored:
+every request is priced at the base rate, so very long prompts on tiered models are undercounted.
 
 Matching (case-insensitive, on the part of the id after the last ``/``): a model key matches the
 id itself, or the id continued by ``-`` and a digit (a dated snapshot: ``gpt-4o-2024-08-06``) or
@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -38,12 +38,15 @@ __all__ = [
     "Cost",
     "ConversationCost",
     "DEFAULT_PRICES",
+    "price_source",
     "FAMILY_PREFIXES",
     "normalize_model_id",
     "price_for",
     "cost_of",
     "message_cost",
     "conversation_cost",
+    "cache_savings",
+    "conversation_cache_savings",
     "format_cost",
     "load_prices",
 ]
@@ -85,11 +88,14 @@ class ConversationCost:
         usd: Sum over the priced assistant messages.
         estimated: True when no message had a price (also when nothing has usage): show "n/a".
         unpriced: Assistant messages with usage but no known price: show "≥ $x" when > 0.
+        cache_saved: What the priced messages' cache reads saved, in USD, compared with paying the
+            uncached input price for those tokens (see ``cache_savings``).
     """
 
     usd: float
     estimated: bool
     unpriced: int = 0
+    cache_saved: float = 0.0
 
 
 _VERSION_RE = re.compile(r"\d+(?:[.\-]\d+)*")
@@ -143,13 +149,31 @@ def load_prices(data: Mapping[str, Any]) -> dict[str, Price]:
     return table
 
 
+LITELLM_FILE = "model_prices_litellm.json"
+"""Prices (and context windows) refreshed from a LiteLLM release by ``packaging/refresh_prices.py``."""
+
+
 def _load_default_prices() -> dict[str, Price]:
-    text = resources.files(__package__).joinpath("model_prices.json").read_text(encoding="utf-8")
-    return load_prices(json.loads(text))
+    package = resources.files(__package__)
+    table = load_prices(json.loads(package.joinpath("model_prices.json").read_text(encoding="utf-8")))
+    refreshed = json.loads(package.joinpath(LITELLM_FILE).read_text(encoding="utf-8"))
+    for model_id, row in refreshed.get("models", {}).items():
+        try:
+            table.setdefault(model_id.lower(), _price_from_row(model_id, row))
+        except ValueError:
+            continue  # a row without a usable price stays out
+    return table
 
 
 DEFAULT_PRICES: dict[str, Price] = _load_default_prices()
-"""Built-in prices: every model id and alias of ``model_prices.json`` plus the family prefixes."""
+"""Built-in prices: every model id and alias of ``model_prices.json`` with the family prefixes, plus
+every chat model of the LiteLLM refresh (``model_prices_litellm.json``) the curated table lacks."""
+
+
+def price_source() -> tuple[str, str]:
+    """(source, date) of the refreshed price data, e.g. ``("litellm 1.110.2", "2026-12-01")``."""
+    data = json.loads(resources.files(__package__).joinpath(LITELLM_FILE).read_text(encoding="utf-8"))
+    return str(data.get("source", "")), str(data.get("date", ""))
 
 
 def normalize_model_id(model: str) -> str:
@@ -224,6 +248,36 @@ def _usd(usage: Usage, price: Price) -> float:
     ) / 1_000_000
 
 
+def _saved(usage: Usage, price: Price) -> float:
+    if price.cache_read is None:  # cache reads are priced as input: nothing saved
+        return 0.0
+    return usage.cache_read_tokens * (price.input - price.cache_read) / 1_000_000
+
+
+def cache_savings(
+    usage: Usage, model: str | None, overrides: Mapping[str, Price] | None = None
+) -> float | None:
+    """USD that the cache reads of one response saved, compared with the uncached input price.
+
+    ``cache_read_tokens × (input rate − cache read rate)``. Cache writes cost more than plain input,
+    but they are part of the price of the response and are not subtracted here. A model
+    without a cache read rate saves nothing (its cache reads are priced at the input rate). An
+    override whose cache read rate is above its input rate gives a negative amount.
+
+    Args:
+        usage: The response's usage.
+        model: The model that answered (any id ``price_for`` accepts).
+        overrides: The user's price overrides.
+
+    Returns:
+        The amount saved in USD, or None when the model has no price.
+    """
+    price = price_for(model, overrides)
+    if price is None:
+        return None
+    return _saved(usage, price)
+
+
 def cost_of(usage: Usage, model: str | None, overrides: Mapping[str, Price] | None = None) -> Cost:
     """Cost of one response; ``Cost(0.0, estimated=True)`` when the model has no price."""
     price = price_for(model, overrides)
@@ -241,19 +295,13 @@ def message_cost(
     return cost_of(msg.usage, msg.model or fallback_model, overrides)
 
 
-def conversation_cost(
-    messages: Iterable[ChatMessage], model: str | None, overrides: Mapping[str, Price] | None = None
-) -> ConversationCost:
-    """Sum the cost of the assistant messages that carry usage.
-
-    Each message is priced with its own ``model``, else ``model``. ``estimated`` is True when no
-    message had a price; ``unpriced`` counts assistant messages with usage but no price.
-    """
+def _priced_usages(
+    messages: Iterable[ChatMessage], model: str | None, overrides: Mapping[str, Price] | None
+) -> Iterator[tuple[Usage, Price | None]]:
+    """(usage, price or None) of each assistant message with usage, priced with its own model,
+    else ``model``; each model id is looked up once."""
     normalized = _normalize_overrides(overrides)
     cache: dict[str, Price | None] = {}
-    usd = 0.0
-    priced = 0
-    unpriced = 0
     for msg in messages:
         if msg.role != "assistant" or msg.usage is None:
             continue
@@ -263,12 +311,50 @@ def conversation_cost(
             price = cache[name]
         else:
             price = cache[name] = _price(name, normalized) if name else None
+        yield msg.usage, price
+
+
+def conversation_cost(
+    messages: Iterable[ChatMessage], model: str | None, overrides: Mapping[str, Price] | None = None
+) -> ConversationCost:
+    """Sum the cost of the assistant messages that carry usage.
+
+    Each message is priced with its own ``model``, else ``model``. ``estimated`` is True when no
+    message had a price; ``unpriced`` counts assistant messages with usage but no price;
+    ``cache_saved`` sums ``cache_savings`` over the priced messages.
+    """
+    usd = 0.0
+    saved = 0.0
+    priced = 0
+    unpriced = 0
+    for usage, price in _priced_usages(messages, model, overrides):
         if price is None:
             unpriced += 1
         else:
             priced += 1
-            usd += _usd(msg.usage, price)
-    return ConversationCost(usd, priced == 0, unpriced)
+            usd += _usd(usage, price)
+            saved += _saved(usage, price)
+    return ConversationCost(usd, priced == 0, unpriced, saved)
+
+
+def conversation_cache_savings(
+    messages: Iterable[ChatMessage], model: str | None, overrides: Mapping[str, Price] | None = None
+) -> float | None:
+    """Sum ``cache_savings`` over the assistant messages that carry usage and have a price.
+
+    Args:
+        messages: The conversation's messages.
+        model: Prices the messages that do not name their model (the node's model).
+        overrides: The user's price overrides.
+
+    Returns:
+        USD saved by cache reads, or None when no message with usage has a price.
+    """
+    total: float | None = None
+    for usage, price in _priced_usages(messages, model, overrides):
+        if price is not None:
+            total = (total or 0.0) + _saved(usage, price)
+    return total
 
 
 def format_cost(cost: ConversationCost) -> str:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .types import ChatMessage
+from .versions import stored_versions
 
 __all__ = ["TokenTotals", "code_fence", "conversation_markdown", "token_totals"]
 
@@ -82,16 +83,21 @@ def code_fence(text: str) -> str:
     return "`" * (longest + 1)
 
 
-def conversation_markdown(title: str, messages: Sequence[ChatMessage], *, archived: int = 0) -> str:
+def conversation_markdown(
+    title: str, messages: Sequence[ChatMessage], *, archived: int = 0, include_versions: bool = False
+) -> str:
     """Render ``messages`` as a Markdown document (the node's export).
 
     Tool results are written under the call that produced them, notes as quotes, thinking in a
-    collapsed ``<details>`` block.
+    collapsed ``<details>`` block. The document shows the active path; with ``include_versions``
+    the other versions kept at each fork point (``desktop.core.chat.versions``) follow, each under
+    a heading that says where it branches off, nested versions after their parent.
 
     Args:
         title: The document heading.
         messages: The messages, oldest first (archived history first).
         archived: How many leading messages came from the history archive (a rule marks the end).
+        include_versions: Append the versions that are not on the active path.
 
     Returns:
         The document, ending with one newline.
@@ -100,28 +106,42 @@ def conversation_markdown(title: str, messages: Sequence[ChatMessage], *, archiv
     for i, m in enumerate(messages):
         if archived and i == archived:
             out += ["---", "", "*(earlier messages above were moved to the history archive)*", ""]
-        if m.role == "tool":
-            continue  # results are exported with the call that produced them
-        if m.role == "note":
-            note_lines = m.content.split("\n")
-            out += [f"> *Note:* {line}" if j == 0 else f"> {line}" for j, line in enumerate(note_lines)]
-            out.append("")
-            continue
-        heading = _HEADINGS.get(m.role, m.role)
-        if m.role == "assistant" and m.model:
-            heading += f" ({m.model})"
-        out += [f"## {heading}", ""]
-        if m.thinking:
-            out += ["<details><summary>Thinking</summary>", "", m.thinking, "", "</details>", ""]
-        if m.content:
-            out += [m.content, ""]
-        for call in m.tool_calls or []:
-            args = call.args_json or "{}"
-            fence = code_fence(args)
-            out += [f"**Tool call** `{call.name}` — {call.status}", "", f"{fence}json", args, fence, ""]
-            if call.result is not None:
-                fence = code_fence(call.result)
-                out += ["Result:", "", fence, call.result, fence, ""]
-        if m.stopped:
-            out += ["*(stopped)*", ""]
+        _render_message(out, m, "##")
+    if include_versions:
+        sections = list(stored_versions(messages))
+        if sections:
+            out += ["---", "", "## Other versions", ""]
+        for label, tail in sections:
+            out += [f"### {label}", ""]
+            if not tail:
+                out += ["*(empty)*", ""]
+            for m in tail:
+                _render_message(out, m, "####")
     return "\n".join(out).rstrip() + "\n"
+
+
+def _render_message(out: list[str], m: ChatMessage, level: str) -> None:
+    if m.role == "tool":
+        return  # results are exported with the call that produced them
+    if m.role == "note":
+        note_lines = m.content.split("\n")
+        out += [f"> *Note:* {line}" if j == 0 else f"> {line}" for j, line in enumerate(note_lines)]
+        out.append("")
+        return
+    heading = _HEADINGS.get(m.role, m.role)
+    if m.role == "assistant" and m.model:
+        heading += f" ({m.model})"
+    out += [f"{level} {heading}", ""]
+    if m.thinking:
+        out += ["<details><summary>Thinking</summary>", "", m.thinking, "", "</details>", ""]
+    if m.content:
+        out += [m.content, ""]
+    for call in m.tool_calls or []:
+        args = call.args_json or "{}"
+        fence = code_fence(args)
+        out += [f"**Tool call** `{call.name}` — {call.status}", "", f"{fence}json", args, fence, ""]
+        if call.result is not None:
+            fence = code_fence(call.result)
+            out += ["Result:", "", fence, call.result, fence, ""]
+    if m.stopped:
+        out += ["*(stopped)*", ""]

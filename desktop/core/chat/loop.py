@@ -260,8 +260,8 @@ class _ToolRunner:
         except asyncio.CancelledError:
             # Stopped while the tool runs. Work in a thread (a file write) cannot be interrupted, so
             # "skipped" could be a lie: give a tool that changes things a moment to finish and
-            # record what it did. Read-only tools are simply abandoned.
-            if tool.needs_approval:
+            # record what it did. Read-only and interruptible tools are simply cancelled.
+            if tool.needs_approval and not tool.interruptible:
                 await asyncio.wait({task}, timeout=TOOL_STOP_GRACE_S)
             if task.done() and not task.cancelled():
                 self._finish_from(call, task)

@@ -3,7 +3,7 @@
 It is the only stateful piece of the chat core and knows nothing about HTTP or Qt: providers,
 drivers, tools and the event sink are injected through ``ChatRuntimeDeps`` (plain callables).
 
-Differences from the original (DESIGN.md §3):
+Differences from the original (``docs/DESIGN.md`` §3):
 
 - D1: a run's registry entry is removed *before* its ``Done`` is broadcast, so a UI that sends
   again when it sees ``Done`` succeeds.

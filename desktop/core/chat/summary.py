@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from .cost import ConversationCost, Price, conversation_cost, format_cost, message_cost
+from .cost import (
+    ConversationCost,
+    Price,
+    cache_savings,
+    conversation_cache_savings,
+    conversation_cost,
+    format_cost,
+    message_cost,
+)
 from .export import TokenTotals, token_totals
 from .types import ChatMessage
 
@@ -17,6 +25,7 @@ __all__ = [
     "cost_tooltip",
     "format_tokens",
     "message_meta",
+    "savings_text",
     "token_chip_text",
     "token_tooltip",
 ]
@@ -54,13 +63,22 @@ def token_tooltip(totals: TokenTotals) -> str:
     )
 
 
+def savings_text(usd: float | None) -> str:
+    """``"cache reads saved $0.2700"`` for an amount above zero, else ``""``."""
+    return f"cache reads saved ${usd:.4f}" if usd is not None and usd > 0 else ""
+
+
 def cost_tooltip(cost: ConversationCost) -> str:
-    """The cost chip's tooltip: the exact sum, or why there is none or only a lower bound."""
+    """The cost chip's tooltip: the exact sum, or why there is none or only a lower bound; then,
+    on a line of its own, what cache reads saved when that is above zero."""
     if cost.estimated:
         return "No price known for this model (Settings → price overrides)"
     if cost.unpriced:
-        return f"{cost.unpriced} response(s) without a known price are not counted"
-    return f"${cost.usd:.6f}"
+        text = f"{cost.unpriced} response(s) without a known price are not counted"
+    else:
+        text = f"${cost.usd:.6f}"
+    saved = savings_text(cost.cache_saved)
+    return f"{text}\n{saved}" if saved else text
 
 
 def message_meta(
@@ -74,7 +92,8 @@ def message_meta(
         overrides: The user's price overrides.
 
     Returns:
-        E.g. ``"gpt-4o · 1.2k in · 20 out · $0.0031"``; ``""`` when there is nothing to say.
+        E.g. ``"gpt-4o · 1.2k in · 20 out · $0.0031"``, followed by ``"· cache reads saved $0.0027"``
+        when cache reads saved anything; ``""`` when there is nothing to say.
     """
     parts: list[str] = []
     if msg.model:
@@ -85,6 +104,9 @@ def message_meta(
         cost = message_cost(msg, fallback_model, overrides)
         if cost is not None and not cost.estimated:
             parts.append(f"${cost.usd:.4f}")
+            saved = savings_text(cache_savings(u, msg.model or fallback_model, overrides))
+            if saved:
+                parts.append(saved)
     return " · ".join(parts)
 
 
@@ -95,7 +117,8 @@ def cost_breakdown(
     *,
     cost: ConversationCost | None = None,
 ) -> str:
-    """The ``/cost`` note: the total, the token split and one line per model used.
+    """The ``/cost`` note: the total, the token split, what cache reads saved (when anything) and
+    one line per model used.
 
     Args:
         messages: The conversation's messages.
@@ -113,6 +136,9 @@ def cost_breakdown(
         f"Input: {t.input:,} uncached · {t.cache_read:,} cache reads · {t.cache_write:,} cache writes",
         f"Output: {t.output:,} (reasoning {t.reasoning:,})",
     ]
+    saved = savings_text(conversation_cache_savings(messages, model, overrides))
+    if saved:
+        lines.append(f"{saved[0].upper()}{saved[1:]} compared with the uncached input price")
     per_model: dict[str, tuple[int, float, int]] = {}
     for m in messages:
         if m.role != "assistant" or m.usage is None:

@@ -316,6 +316,9 @@ class ChatToolDef:
         schema: JSON schema of the arguments object.
         needs_approval: True when the user must approve every call (anything that changes things).
         run: ``async (args) -> str``; raising makes the call an ``error``.
+        interruptible: True when cancelling ``run`` stops the work cleanly (an MCP call: the server
+            is told to cancel), so a stop does not wait for it; False for work in a thread that
+            cannot be interrupted (a stop then gives it a moment to finish and records its outcome).
     """
 
     name: str
@@ -323,6 +326,7 @@ class ChatToolDef:
     schema: dict[str, Any]
     needs_approval: bool
     run: Callable[[dict[str, Any]], Awaitable[str]]
+    interruptible: bool = False
 
 
 @dataclass(slots=True)
@@ -338,6 +342,9 @@ class ProviderConfig:
         model: Default model id.
         max_tokens: Output budget (Anthropic requires it).
         thinking_budget: Turns on Anthropic extended thinking with this many tokens.
+        prompt_caching: Anthropic only: mark prompt cache breakpoints (tools, system prompt, last
+            user message) so repeated prefixes are read from the cache. OpenAI-compatible servers
+            cache on their own and ignore it.
     """
 
     id: str
@@ -348,3 +355,4 @@ class ProviderConfig:
     model: str | None = None
     max_tokens: int = 8192
     thinking_budget: int | None = None
+    prompt_caching: bool = True

@@ -27,11 +27,13 @@ from desktop.core.chat.types import (
     Thinking,
 )
 
+from ._body import ACCEPT_ENCODING, BodyDecodeError, iter_body, read_limited
 from ._http import (
     CONNECT_TIMEOUT,
     DEFAULT_STREAM_TIMEOUT,
     ERROR_BODY_LIMIT,
     RetryPolicy,
+    check_api_key,
     error_from_http,
     error_from_payload,
     is_retryable_status,
@@ -40,7 +42,8 @@ from ._http import (
     shared_client,
     transport_error,
 )
-from ._sse import SSEDecoder, SSEError, SSEEvent
+from ._json import loads
+from ._sse import MAX_EVENT_CHARS, MAX_LINE_CHARS, SSEDecoder, SSEError, SSEEvent
 
 log = logging.getLogger(__name__)
 
@@ -171,6 +174,8 @@ class StreamingDriver:
         retry: Retry policy (default: 2 retries, 0.5 s backoff doubling up to 8 s).
         stream_timeout: Seconds without any byte after which a stream fails with a
             ``network`` error.
+        max_event_chars: The largest server-sent event (its data, in characters) accepted; a
+            larger one ends the stream with a ``protocol`` error after the text received so far.
     """
 
     def __init__(
@@ -180,11 +185,13 @@ class StreamingDriver:
         client: httpx.AsyncClient | None = None,
         retry: RetryPolicy | None = None,
         stream_timeout: float = DEFAULT_STREAM_TIMEOUT,
+        max_event_chars: int = MAX_EVENT_CHARS,
     ) -> None:
         self.config = config
         self._client = client
         self.retry = retry if retry is not None else RetryPolicy()
         self.stream_timeout = stream_timeout
+        self.max_event_chars = max_event_chars
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(provider={self.config.id!r}, base_url={self.config.base_url!r})"
@@ -241,6 +248,7 @@ class StreamingDriver:
         Raises:
             ChatError: The provider or the transport failed; events already yielded stay valid.
         """
+        check_api_key(self.config.api_key, provider=self.config.id)
         body = self.build_body(model=model, messages=messages, tools=tools, system=system)
         retries = 0
         while True:
@@ -250,10 +258,16 @@ class StreamingDriver:
             try:
                 try:
                     async with self._open(body) as response:
+                        # Like httpx's own iterators, the body reader is not closed explicitly:
+                        # leaving the block closes the response. When a consumer drops this
+                        # generator unfinished, an awaited close of the reader here would suspend
+                        # inside the garbage collector's finaliser (httpcore's cleanup awaits).
+                        raw = iter_body(response)
                         await self._check_status(response, body)
                         out = parser.out
-                        decoder = SSEDecoder()
-                        chunks = response.aiter_bytes().__aiter__()
+                        limit = self.max_event_chars
+                        decoder = SSEDecoder(max_line_chars=min(limit, MAX_LINE_CHARS), max_event_chars=limit)
+                        chunks = raw.__aiter__()
                         handle = parser.handle
                         stall = self.stream_timeout
                         with _reading():
@@ -299,6 +313,9 @@ class StreamingDriver:
                                         parser.end_of_body()
                                 except ChatError as reported:
                                     failure = reported
+                                except SSEError as exc:
+                                    failure = ChatError(f"malformed event stream: {exc}",
+                                                        provider=self.config.id, kind="protocol")
                                 except Exception as bug:  # a shape the parser did not expect
                                     log.warning("could not decode a %s stream event", self.config.id,
                                                 exc_info=bug)
@@ -321,7 +338,7 @@ class StreamingDriver:
                     raise self._stalled() from None
                 except httpx.TransportError as exc:
                     raise _Retry(transport_error(exc, provider=self.config.id)) from None
-                except SSEError as exc:
+                except (SSEError, BodyDecodeError) as exc:
                     raise ChatError(
                         f"malformed event stream: {exc}", provider=self.config.id, kind="protocol"
                     ) from None
@@ -344,8 +361,8 @@ class StreamingDriver:
     def _open(self, body: dict[str, Any]) -> AbstractAsyncContextManager[httpx.Response]:
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         timeout = httpx.Timeout(self.stream_timeout, connect=CONNECT_TIMEOUT)
-        return self.client.stream("POST", self.endpoint(), content=content, headers=self.headers(),
-                                  timeout=timeout)
+        headers = {"accept-encoding": ACCEPT_ENCODING, **self.headers()}
+        return self.client.stream("POST", self.endpoint(), content=content, headers=headers, timeout=timeout)
 
     def _stalled(self) -> ChatError:
         return ChatError(
@@ -371,22 +388,19 @@ class StreamingDriver:
 
 
 async def _read_limited(response: httpx.Response) -> bytes:
-    """Read at most ``ERROR_BODY_LIMIT`` bytes of a response body."""
-    parts: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        parts.append(chunk)
-        size += len(chunk)
-        if size >= ERROR_BODY_LIMIT:
-            break
-    return b"".join(parts)[:ERROR_BODY_LIMIT]
+    """At most ``ERROR_BODY_LIMIT`` decoded bytes of a response body (a corrupt one reads as empty)."""
+    try:
+        return (await read_limited(response, ERROR_BODY_LIMIT))[0]
+    except BodyDecodeError as exc:
+        log.info("unreadable error body: %s", exc)
+        return b""
 
 
 async def _json_instead_of_stream(response: httpx.Response, provider: str) -> ChatError:
     """The error to raise when a 2xx answer is JSON instead of an event stream."""
     raw = await _read_limited(response)
     try:
-        payload = json.loads(raw)
+        payload = loads(raw)
     except ValueError:
         payload = None
     if isinstance(payload, dict) and payload.get("error"):

@@ -18,6 +18,9 @@ from typing import Any
 import httpx
 
 from desktop.core.chat.types import ChatError, ErrorKind, error_kind_for_status
+from desktop.core.redact import has_control_characters, scrub_secrets
+
+from ._json import loads
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +35,7 @@ __all__ = [
     "error_from_payload",
     "transport_error",
     "scrub",
+    "check_api_key",
     "scrub_error",
     "shared_client",
     "aclose_shared_client",
@@ -174,7 +178,7 @@ def _describe(err: Any) -> tuple[str | None, str, int | None]:
 
 
 def error_from_payload(
-    payload: Any, *, provider: str | None, event_type: str | None = None
+    payload: Any, *, provider: str | None
 ) -> ChatError:
     """A ``ChatError`` for an error reported inside a stream after HTTP 200.
 
@@ -205,7 +209,7 @@ def error_from_http(status: int, body: bytes, *, provider: str | None, reason: s
     label: str | None = None
     message = ""
     try:
-        payload = json.loads(raw)
+        payload = loads(raw)
     except ValueError:
         payload = None
     if isinstance(payload, dict):
@@ -236,15 +240,33 @@ def transport_error(exc: BaseException, *, provider: str | None) -> ChatError:
 
 
 def scrub(text: str, secret: str | None) -> str:
-    """Replace every occurrence of ``secret`` (and of its long prefix) in ``text``."""
-    if not secret or len(secret) < 4:
-        return text
-    if secret in text:
-        text = text.replace(secret, "[redacted]")
-    # Some servers echo a truncated key ("sk-abc123...xyz"): hide any 12+ character prefix too.
-    if len(secret) >= 16 and secret[:12] in text:
-        text = text.replace(secret[:12], "[redacted]")
-    return text
+    """Replace ``secret`` in ``text``, and any run of 8+ characters copied from it (see
+    :func:`desktop.core.redact.scrub_secrets`): servers echo keys truncated at either end."""
+    return scrub_secrets(text, (secret,))
+
+
+def check_api_key(api_key: str | None, *, provider: str | None) -> None:
+    """Refuse a key that cannot be sent in an HTTP header, without ever echoing it.
+
+    httpx would refuse it too, but its "illegal header value" error quotes the value.
+
+    Raises:
+        ChatError: ``kind="auth"``: the key holds a control character (a line break, a tab) or a
+            character that is not ASCII.
+    """
+    if not api_key:
+        return
+    if has_control_characters(api_key):
+        raise ChatError(
+            "the API key contains control characters (a line break or tab pasted with it?); "
+            "enter the key again in Settings",
+            provider=provider, kind="auth",
+        )
+    if not api_key.isascii():
+        raise ChatError(
+            "the API key contains characters that are not ASCII; enter the key again in Settings",
+            provider=provider, kind="auth",
+        )
 
 
 def scrub_error(err: ChatError, secret: str | None) -> ChatError:

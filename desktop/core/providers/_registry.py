@@ -10,9 +10,12 @@ import httpx
 from desktop.core.chat.types import ChatDriver, ChatError, ProviderConfig
 
 from ._base import StreamingDriver
+from ._body import ACCEPT_ENCODING, MODEL_LIST_LIMIT, BodyDecodeError, read_limited
 from ._http import (
     CONNECT_TIMEOUT,
+    ERROR_BODY_LIMIT,
     RetryPolicy,
+    check_api_key,
     error_from_http,
     is_retryable_status,
     parse_retry_after,
@@ -20,6 +23,7 @@ from ._http import (
     shared_client,
     transport_error,
 )
+from ._json import loads
 from .anthropic import AnthropicDriver, anthropic_headers, anthropic_url
 from .openai import OpenAIDriver, openai_url
 
@@ -38,8 +42,12 @@ def driver_for(
     *,
     retry: RetryPolicy | None = None,
     stream_timeout: float | None = None,
+    max_event_chars: int | None = None,
 ) -> ChatDriver:
     """The driver for ``config.api``; with no client it uses the shared ``httpx.AsyncClient``.
+
+    ``stream_timeout`` and ``max_event_chars`` (the largest server-sent event accepted) keep the
+    driver's defaults when None.
 
     Raises:
         ValueError: ``config.api`` is neither ``openai`` nor ``anthropic``.
@@ -51,15 +59,24 @@ def driver_for(
         cls = AnthropicDriver
     else:
         raise ValueError(f"unknown provider api {config.api!r} (expected 'openai' or 'anthropic')")
-    if stream_timeout is None:
-        return cls(config, client=client, retry=retry)
-    return cls(config, client=client, retry=retry, stream_timeout=stream_timeout)
+    options: dict[str, Any] = {}
+    if stream_timeout is not None:
+        options["stream_timeout"] = stream_timeout
+    if max_event_chars is not None:
+        options["max_event_chars"] = max_event_chars
+    return cls(config, client=client, retry=retry, **options)
 
 
 async def list_models(
-    config: ProviderConfig, client: httpx.AsyncClient | None = None, *, retry: RetryPolicy | None = None
+    config: ProviderConfig,
+    client: httpx.AsyncClient | None = None,
+    *,
+    retry: RetryPolicy | None = None,
+    max_bytes: int = MODEL_LIST_LIMIT,
 ) -> list[str]:
     """Model ids the provider offers (``GET .../models``; Anthropic's list is paginated).
+
+    At most ``max_bytes`` (decompressed) of each page are read; a longer page is an error.
 
     Raises:
         ChatError: HTTP or transport failure, or an answer that is not a model list.
@@ -68,11 +85,13 @@ async def list_models(
     http = client if client is not None else shared_client()
     policy = retry if retry is not None else RetryPolicy()
     try:
+        check_api_key(config.api_key, provider=config.id)
         if config.api == "openai":
             headers = {"accept": "application/json"}
             if config.api_key:
                 headers["authorization"] = f"Bearer {config.api_key}"
-            page = await _get_json(http, openai_url(config.base_url, "models"), headers, {}, config, policy)
+            page = await _get_json(http, openai_url(config.base_url, "models"), headers, {}, config, policy,
+                                   max_bytes)
             return _ids(page, config)
         if config.api == "anthropic":
             url = anthropic_url(config.base_url, "models")
@@ -81,7 +100,7 @@ async def list_models(
             ids: list[str] = []
             seen_cursors: set[str] = set()
             for _ in range(MAX_MODEL_PAGES):
-                page = await _get_json(http, url, headers, params, config, policy)
+                page = await _get_json(http, url, headers, params, config, policy, max_bytes)
                 ids += [i for i in _ids(page, config) if i not in ids]
                 last = page.get("last_id")
                 if not page.get("has_more") or not isinstance(last, str) or not last or last in seen_cursors:
@@ -92,6 +111,10 @@ async def list_models(
     except ChatError as err:
         raise scrub_error(err, config.api_key) from None
     raise ValueError(f"unknown provider api {config.api!r} (expected 'openai' or 'anthropic')")
+
+
+def _size(count: int) -> str:
+    return f"{count / (1024 * 1024):g} MiB" if count >= 1024 * 1024 else f"{count:,} bytes"
 
 
 def _ids(page: dict[str, Any], config: ProviderConfig) -> list[str]:
@@ -113,32 +136,46 @@ async def _get_json(
     params: dict[str, str],
     config: ProviderConfig,
     policy: RetryPolicy,
+    max_bytes: int,
 ) -> dict[str, Any]:
     retries = 0
     while True:
         retry_after: float | None = None
         try:
-            response = await http.get(url, headers=headers, params=params, timeout=_LIST_TIMEOUT)
+            async with http.stream("GET", url, headers={"accept-encoding": ACCEPT_ENCODING, **headers},
+                                   params=params, timeout=_LIST_TIMEOUT) as response:
+                status = response.status_code
+                limit = max_bytes if status < 300 else ERROR_BODY_LIMIT
+                try:
+                    body, more = await read_limited(response, limit)
+                except BodyDecodeError as exc:
+                    raise ChatError(f"the model list could not be read: {exc}", provider=config.id,
+                                    kind="protocol") from None
+                reason = response.reason_phrase
+                retry_after = parse_retry_after(response.headers)
         except httpx.TransportError as exc:
             err = transport_error(exc, provider=config.id)
+            retry_after = None
         else:
-            if response.status_code < 300:
+            if status < 300:
+                if more:
+                    raise ChatError(
+                        f"the model list is larger than {_size(max_bytes)}; not read",
+                        provider=config.id, kind="protocol",
+                    )
                 try:
-                    payload = response.json()
+                    payload = loads(body)
                 except ValueError:
                     payload = None
                 if not isinstance(payload, dict):
-                    snippet = response.text.strip()[:200]
+                    snippet = body.decode("utf-8", "replace").strip()[:200]
                     raise ChatError(
                         f"the model list is not JSON: {snippet}", provider=config.id, kind="protocol"
                     )
                 return payload
-            err = error_from_http(
-                response.status_code, response.content, provider=config.id, reason=response.reason_phrase
-            )
-            if not is_retryable_status(response.status_code):
+            err = error_from_http(status, body, provider=config.id, reason=reason)
+            if not is_retryable_status(status):
                 raise err
-            retry_after = parse_retry_after(response.headers)
         delay = policy.delay_for(retries, retry_after)
         if delay is None:
             raise err

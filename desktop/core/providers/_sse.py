@@ -18,10 +18,15 @@ from dataclasses import dataclass
 
 log = logging.getLogger(__name__)
 
-__all__ = ["SSEEvent", "SSEDecoder", "SSEError", "MAX_LINE_CHARS"]
+__all__ = ["SSEEvent", "SSEDecoder", "SSEError", "MAX_LINE_CHARS", "MAX_EVENT_CHARS"]
 
 #: A single SSE line longer than this is treated as a broken stream (protects memory).
 MAX_LINE_CHARS = 16 * 1024 * 1024
+#: An event whose data lines add up to more than this is treated as a broken stream.
+MAX_EVENT_CHARS = 16 * 1024 * 1024
+# Each data line is charged this much on top of its length (a Python string's own size), so a
+# flood of tiny ``data:`` lines is bounded in memory too, not only in characters.
+_LINE_COST = 64
 
 
 class SSEError(ValueError):
@@ -46,25 +51,36 @@ class SSEEvent:
 class SSEDecoder:
     """Turns a byte stream into :class:`SSEEvent` objects, one chunk at a time."""
 
-    __slots__ = ("_decoder", "_tail", "_tail_len", "_after_cr", "_data", "_event", "_last_id", "_started",
-                 "_max_line")
+    __slots__ = ("_decoder", "_tail", "_tail_len", "_after_cr", "_data", "_data_len", "_event", "_last_id",
+                 "_started", "_max_line", "_max_event")
 
-    def __init__(self, *, max_line_chars: int = MAX_LINE_CHARS) -> None:
+    def __init__(
+        self, *, max_line_chars: int = MAX_LINE_CHARS, max_event_chars: int = MAX_EVENT_CHARS
+    ) -> None:
+        """Create a decoder.
+
+        Args:
+            max_line_chars: The longest line accepted (characters).
+            max_event_chars: The most data characters one event may gather over all its lines
+                (each line also counts 64 for its bookkeeping).
+        """
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._tail: list[str] = []  # pieces of the current, not yet terminated line
         self._tail_len = 0
         self._after_cr = False  # the previous chunk ended with "\r": a leading "\n" belongs to it
         self._data: list[str] = []
+        self._data_len = 0
         self._event = ""
         self._last_id: str | None = None
         self._started = False
         self._max_line = max_line_chars
+        self._max_event = max_event_chars
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
         """Decode one network chunk and return the events it completes.
 
         Raises:
-            SSEError: A line grew beyond ``max_line_chars``.
+            SSEError: A line grew beyond ``max_line_chars`` or an event beyond ``max_event_chars``.
         """
         return self._feed_text(self._decoder.decode(chunk))
 
@@ -99,6 +115,8 @@ class SSEDecoder:
             self._tail_len += len(text)
             if self._tail_len > self._max_line:
                 raise SSEError(f"an event-stream line is longer than {self._max_line} characters")
+            if self._tail_len + self._data_len > self._max_event:
+                self._too_big()
             return out
         lines = text.split("\n")
         if self._tail:
@@ -120,9 +138,20 @@ class SSEDecoder:
                     self._event = ""
             elif line[:5] == "data:":
                 data.append(line[6:] if line[5:6] == " " else line[5:])
+                self._data_len += len(line) + _LINE_COST
+                if self._data_len > self._max_event:
+                    self._too_big()
             else:
                 self._line(line, out)
+        if self._tail_len + self._data_len > self._max_event:
+            self._too_big()
         return out
+
+    def _too_big(self) -> None:
+        self._data.clear()
+        self._tail.clear()
+        self._data_len = self._tail_len = 0
+        raise SSEError(f"an event-stream event is longer than {self._max_event} characters")
 
     def _line(self, line: str, out: list[SSEEvent]) -> None:
         """Process one line that is not a plain ``data:`` line (or any line at EOF)."""
@@ -136,6 +165,9 @@ class SSEDecoder:
             value = value[1:]
         if name == "data":
             self._data.append(value)
+            self._data_len += len(value) + _LINE_COST
+            if self._data_len > self._max_event:
+                self._too_big()
         elif name == "event":
             self._event = value
         elif name == "id":
@@ -147,4 +179,5 @@ class SSEDecoder:
         if self._data:
             out.append(SSEEvent(self._event or "message", "\n".join(self._data), self._last_id))
             self._data.clear()
+            self._data_len = 0
         self._event = ""

@@ -1,8 +1,9 @@
 """Driver for the Anthropic Messages API (streaming).
 
 Replays thinking and redacted thinking verbatim with signatures, merges tool results into one
-user turn in call order, reports cache usage, surfaces ``event: error`` and stop reasons, and
-never hands out a tool call whose input was cut off.
+user turn in call order, marks prompt cache breakpoints (``ProviderConfig.prompt_caching``, see
+``_cache``), reports cache usage, surfaces ``event: error`` and stop reasons, and never hands out
+a tool call whose input was cut off.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ from desktop.core.chat.types import (
 )
 
 from ._base import StreamingDriver, StreamParser
+from ._cache import add_cache_breakpoints
 from ._http import error_from_payload
+from ._json import clean_arguments, loads
 from ._replay import answered_history
 from ._sse import SSEEvent
 from .openai import INCOMPLETE_STREAM, TRUNCATED_NOTICE
@@ -39,6 +42,7 @@ __all__ = [
     "anthropic_url",
     "anthropic_messages",
     "anthropic_tools",
+    "add_cache_breakpoints",
     "ANTHROPIC_VERSION",
     "DEFAULT_ANTHROPIC_BASE",
 ]
@@ -170,7 +174,7 @@ class AnthropicStreamParser(StreamParser):
 
     def handle(self, event: SSEEvent) -> None:
         try:
-            data = json.loads(event.data)
+            data = loads(event.data)
         except ValueError:
             if event.event == "error":
                 raise ChatError(
@@ -296,14 +300,14 @@ class AnthropicStreamParser(StreamParser):
             start = block.start_input
             args = json.dumps(start, ensure_ascii=False) if isinstance(start, dict) and start else "{}"
         try:
-            parsed = json.loads(args)
+            parsed = loads(args)
         except ValueError:
             parsed = None
         if not block.name or not isinstance(parsed, dict):
             name = block.name or "?"
             self.out.append(Notice(f"tool call not run: incomplete or invalid arguments ({name})"))
             return
-        self.out.append(ToolCallRequested(ToolCall(block.id, block.name, args)))
+        self.out.append(ToolCallRequested(ToolCall(block.id, block.name, clean_arguments(args, parsed))))
         self.visible = True
 
     def end_of_body(self) -> None:
@@ -362,6 +366,8 @@ class AnthropicDriver(StreamingDriver):
             body["tools"] = anthropic_tools(tools)
         if self.config.thinking_budget:
             body["thinking"] = {"type": "enabled", "budget_tokens": self.config.thinking_budget}
+        if self.config.prompt_caching:
+            body = add_cache_breakpoints(body)
         return body
 
     def new_parser(self, model: str) -> StreamParser:

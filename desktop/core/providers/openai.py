@@ -1,6 +1,6 @@
 """Driver for OpenAI Chat Completions and compatible servers (DeepSeek, OpenRouter, Groq, Ollama...).
 
-Handles every wire quirk listed in PROTOCOLS.md: usage wherever it appears, tool-call fragments
+Handles every wire quirk listed in ``docs/PROTOCOLS.md``: usage wherever it appears, tool-call fragments
 by index (new id at a used index, missing index, whole call in one chunk, empty name on
 continuations), reasoning as ``reasoning_content``, ``reasoning`` or ``<think>`` tags, errors
 after HTTP 200 in three shapes, and servers that reject ``stream_options``.
@@ -30,6 +30,7 @@ from desktop.core.chat.types import (
 
 from ._base import StreamingDriver, StreamParser
 from ._http import error_from_payload
+from ._json import clean_arguments, loads
 from ._replay import answered_history
 from ._sse import SSEEvent
 
@@ -168,7 +169,7 @@ class OpenAIStreamParser(StreamParser):
 
     __slots__ = (
         "provider", "model", "finish_reason", "_calls", "_by_index", "_last_call",
-        "_think_mode", "_pending", "_strip_leading",
+        "_think_mode", "_pending", "_blank", "_strip_leading",
     )
 
     def __init__(self, *, provider: str, model: str) -> None:
@@ -182,6 +183,9 @@ class OpenAIStreamParser(StreamParser):
         # <think> handling: "start" until the first non-blank content decides, then "think" or "text".
         self._think_mode = "start"
         self._pending = ""
+        # Whitespace-only content before the decision, kept as pieces: joining (or stripping) it
+        # again on every delta would make a long run of blank deltas quadratic.
+        self._blank: list[str] = []
         self._strip_leading = False
 
     # -- events ---------------------------------------------------------------------------------
@@ -192,7 +196,7 @@ class OpenAIStreamParser(StreamParser):
             self._finish()
             return
         try:
-            chunk = json.loads(data)
+            chunk = loads(data)
         except ValueError:
             if event.event == "error":
                 raise ChatError(
@@ -248,7 +252,14 @@ class OpenAIStreamParser(StreamParser):
 
     def _content(self, piece: str) -> None:
         """Content while ``<think>`` handling is still active (start or inside a think block)."""
-        text = self._pending + piece
+        if self._think_mode == "start" and not self._pending and piece.isspace():
+            self._blank.append(piece)  # nothing to decide on yet
+            return
+        if self._blank:  # only blank text came before (no partial "<think>" is pending)
+            text = "".join(self._blank) + piece
+            self._blank.clear()
+        else:
+            text = self._pending + piece
         self._pending = ""
         while text:
             if self._think_mode == "start":
@@ -343,6 +354,9 @@ class OpenAIStreamParser(StreamParser):
         if self.finished:
             return
         self.finished = True
+        if self._blank:
+            self._pending = "".join(self._blank)
+            self._blank.clear()
         if self._pending:
             pending, self._pending = self._pending, ""
             if self._think_mode == "think":
@@ -359,13 +373,13 @@ class OpenAIStreamParser(StreamParser):
                 continue
             args = raw or "{}"
             try:
-                parsed = json.loads(args)
+                parsed = loads(args)
             except ValueError:
                 parsed = None
             if not acc.name or not isinstance(parsed, dict):
                 dropped.append(acc.name or "?")
                 continue
-            call = ToolCall(acc.id or f"call_{n}", acc.name, args)
+            call = ToolCall(acc.id or f"call_{n}", acc.name, clean_arguments(args, parsed))
             self.out.append(ToolCallRequested(call))
             self.visible = True
         reason = self.finish_reason

@@ -3,15 +3,23 @@
 ``project_tools(root)`` returns ``read_file``, ``list_dir``, ``search_files`` (read-only, no
 approval) and ``write_file`` (needs approval). Paths are relative to the project folder; anything
 that would leave it (absolute paths, ``..``, symlinks resolving outside) raises ``ToolError``, which
-the chat loop reports as ``tool error: ...``. File I/O runs in a worker thread.
+the chat loop reports as ``tool error: ...``. ``write_file`` also refuses the project's control
+files (``.git/``, ``project.json``, ``.vscode/``...: see ``protected_reason``).
+
+File I/O runs in a daemon worker thread per call. Cancelling the call (the user stops the run or
+closes the window) sets the thread's cancel flag and returns at once: a long ``search_files`` stops
+at its next folder or file, and nothing ever waits for an abandoned thread (not even interpreter
+exit, unlike ``asyncio.to_thread``, whose executor is joined at shutdown).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from desktop.core.chat.types import ChatToolDef
 from desktop.core.tools import _files
@@ -20,8 +28,9 @@ from desktop.core.tools._files import (
     READ_CAP_BYTES,
     SEARCH_MAX_FILE_BYTES,
     SEARCH_SKIP_DIRS,
+    protected_reason,
 )
-from desktop.core.tools._paths import ProjectRoot, ToolError
+from desktop.core.tools._paths import ProjectRoot, ToolCancelled, ToolError
 
 log = logging.getLogger(__name__)
 
@@ -32,8 +41,13 @@ __all__ = [
     "SEARCH_SKIP_DIRS",
     "ProjectRoot",
     "ToolError",
+    "ToolCancelled",
+    "protected_reason",
+    "run_in_worker",
     "project_tools",
 ]
+
+T = TypeVar("T")
 
 _PATH_DESCRIPTION = "Path relative to the project folder, with '/' separators."
 
@@ -60,6 +74,56 @@ def _int_arg(args: dict[str, Any], name: str, default: int) -> int:
     return value
 
 
+def _settle(future: asyncio.Future[T], result: T | None, error: BaseException | None) -> None:
+    if future.done():  # cancelled meanwhile
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)  # type: ignore[arg-type]
+
+
+async def run_in_worker(work: Callable[[threading.Event], T], *, name: str = "tool") -> T:
+    """Run ``work(cancel)`` in a new daemon thread and return its result.
+
+    On cancellation of the awaiting task, ``cancel`` is set and the ``CancelledError`` propagates
+    at once, without waiting for the thread: ``work`` is expected to check the flag and stop soon.
+    Its late result or error is dropped.
+
+    Args:
+        work: The blocking function; it receives the cancel flag.
+        name: Thread name suffix (shows in debuggers and thread dumps).
+
+    Raises:
+        Exception: Whatever ``work`` raised.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+    cancel = threading.Event()
+
+    def body() -> None:
+        result: T | None = None
+        error: BaseException | None = None
+        try:
+            result = work(cancel)
+        except BaseException as exc:  # handed to the awaiting task
+            error = exc
+        if cancel.is_set():
+            return
+        try:
+            loop.call_soon_threadsafe(_settle, future, result, error)
+        except RuntimeError:  # the event loop is closed: nobody waits any more
+            log.debug("tool thread %s finished after its event loop closed", name)
+
+    thread = threading.Thread(target=body, name=f"chatnodes-{name}", daemon=True)
+    thread.start()
+    try:
+        return await future
+    except asyncio.CancelledError:
+        cancel.set()
+        raise
+
+
 def project_tools(root: Path) -> list[ChatToolDef]:
     """The project tools anchored at ``root`` (which must be an existing folder).
 
@@ -71,22 +135,26 @@ def project_tools(root: Path) -> list[ChatToolDef]:
 
     async def read_file(args: dict[str, Any]) -> str:
         path = _string_arg(args, "path")
-        return await asyncio.to_thread(_files.read_file, sandbox, path)
+        return await run_in_worker(lambda _cancel: _files.read_file(sandbox, path), name="read_file")
 
     async def list_dir(args: dict[str, Any]) -> str:
         path = _string_arg(args, "path", default=".")
-        return await asyncio.to_thread(_files.list_dir, sandbox, path)
+        return await run_in_worker(lambda _cancel: _files.list_dir(sandbox, path), name="list_dir")
 
     async def search_files(args: dict[str, Any]) -> str:
         query = _string_arg(args, "query")
         path = _string_arg(args, "path", default=".")
         max_results = _int_arg(args, "max_results", 50)
-        return await asyncio.to_thread(_files.search_files, sandbox, query, path, max_results)
+        return await run_in_worker(
+            lambda cancel: _files.search_files(sandbox, query, path, max_results, cancel), name="search_files"
+        )
 
     async def write_file(args: dict[str, Any]) -> str:
         path = _string_arg(args, "path")
         content = _string_arg(args, "content")
-        return await asyncio.to_thread(_files.write_file, sandbox, path, content)
+        return await run_in_worker(
+            lambda cancel: _files.write_file(sandbox, path, content, cancel), name="write_file"
+        )
 
     return [
         ChatToolDef(
@@ -153,7 +221,8 @@ def project_tools(root: Path) -> list[ChatToolDef]:
             name="write_file",
             description=(
                 "Create or overwrite a UTF-8 text file in the project (parent folders are created). "
-                "The user must approve every call."
+                "The user must approve every call. Control files are refused: project.json, .git/, "
+                ".chatnodes/, .vscode/, .idea/, .mcp.json, .envrc and other tool configuration."
             ),
             schema={
                 "type": "object",

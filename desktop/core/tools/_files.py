@@ -6,10 +6,11 @@ import codecs
 import logging
 import os
 import stat
+import threading
 from pathlib import Path
 
 from desktop.core._atomic import atomic_write_bytes
-from desktop.core.tools._paths import ProjectRoot, ToolError
+from desktop.core.tools._paths import ProjectRoot, ToolCancelled, ToolError
 
 log = logging.getLogger(__name__)
 
@@ -21,6 +22,10 @@ __all__ = [
     "SEARCH_SKIP_DIRS",
     "SEARCH_MAX_RESULTS_LIMIT",
     "SEARCH_MAX_FILES",
+    "OUTSIDE_LINK",
+    "PROTECTED_DIRS",
+    "PROTECTED_FILES",
+    "protected_reason",
     "read_file",
     "list_dir",
     "search_files",
@@ -35,6 +40,8 @@ SEARCH_SKIP_DIRS = frozenset({".git", ".venv", "node_modules", ".chatnodes"})
 SEARCH_MAX_RESULTS_LIMIT = 500
 SEARCH_MAX_FILES = 20_000
 _SEARCH_LINE_CHARS = 240
+#: How ``list_dir`` shows the target of a symlink that leads out of the project.
+OUTSIDE_LINK = "(link outside the project)"
 
 
 def _is_binary_head(head: bytes) -> bool:
@@ -86,15 +93,18 @@ def read_file(root: ProjectRoot, path: str) -> str:
     return text
 
 
-def _entry_line(entry: os.DirEntry[str]) -> str:
+def _entry_line(root: ProjectRoot, entry: os.DirEntry[str]) -> str:
     name = entry.name
     try:
         if entry.is_symlink():
-            target = os.readlink(entry.path)
             try:
                 kind = "dir" if entry.is_dir() else "file"
             except OSError:
                 kind = "broken"
+            if not root.contains(Path(os.path.realpath(entry.path))):
+                # Never show where it leads: an absolute path outside tells about the user's disk.
+                return f"{name}{'/' if kind == 'dir' else ''} -> {OUTSIDE_LINK}"
+            target = os.readlink(entry.path)
             if kind == "broken" or not os.path.exists(entry.path):
                 return f"{name} -> {target} (broken symlink)"
             return f"{name}{'/' if kind == 'dir' else ''} -> {target} (symlink)"
@@ -108,7 +118,10 @@ def _entry_line(entry: os.DirEntry[str]) -> str:
 
 
 def list_dir(root: ProjectRoot, path: str = ".") -> str:
-    """Sorted entries of a folder: folders end with ``/``, files show their size; capped."""
+    """Sorted entries of a folder: folders end with ``/``, files show their size; capped.
+
+    A symlink shows its target when it stays inside the project, else ``(link outside the project)``.
+    """
     target = root.resolve(path or ".")
     shown = root.relative(target)
     try:
@@ -123,7 +136,7 @@ def list_dir(root: ProjectRoot, path: str = ".") -> str:
     header = f"{shown}/ ({len(entries)} entries)" if shown != "." else f"./ ({len(entries)} entries)"
     if not entries:
         return f"{header}\n(empty folder)"
-    lines = [header] + [_entry_line(e) for e in entries[:LIST_CAP_ENTRIES]]
+    lines = [header] + [_entry_line(root, e) for e in entries[:LIST_CAP_ENTRIES]]
     if len(entries) > LIST_CAP_ENTRIES:
         lines.append(f"… and {len(entries) - LIST_CAP_ENTRIES} more")
     return "\n".join(lines)
@@ -140,11 +153,54 @@ def _read_text_for_search(file: Path) -> str | None:
         return None
 
 
-def search_files(root: ProjectRoot, query: str, path: str = ".", max_results: int = 50) -> str:
+def _scan_dir(directory: str) -> tuple[list[str], list[str]] | None:
+    """(folder names, other names) of one folder, as ``os.walk`` splits them; None when unreadable.
+
+    A symlink to a folder counts as a folder (the caller does not descend into it).
+    """
+    dirs: list[str] = []
+    files: list[str] = []
+    try:
+        with os.scandir(directory) as it:
+            for entry in it:
+                try:
+                    is_dir = entry.is_dir()
+                except OSError:
+                    is_dir = False
+                (dirs if is_dir else files).append(entry.name)
+    except OSError:
+        return None
+    return dirs, files
+
+
+def _check_cancel(cancel: threading.Event | None) -> None:
+    if cancel is not None and cancel.is_set():
+        raise ToolCancelled("search cancelled")
+
+
+def search_files(
+    root: ProjectRoot,
+    query: str,
+    path: str = ".",
+    max_results: int = 50,
+    cancel: threading.Event | None = None,
+) -> str:
     """Case-insensitive plain-text search through the text files under ``path``.
 
     Results are ``rel/path:line: text``. Skips the folders in ``SEARCH_SKIP_DIRS``, binary files,
-    files over 1 MB and symlinks leading outside the project, and says what it skipped.
+    files over 1 MB and symlinks leading outside the project, and says what it skipped. The walk
+    is iterative (any folder depth), top-down, in sorted order.
+
+    Args:
+        root: The project root.
+        query: The text to find.
+        path: The folder to search, relative to the root.
+        max_results: The most matching lines returned (capped at ``SEARCH_MAX_RESULTS_LIMIT``).
+        cancel: Checked before each folder and file; once set, the search stops.
+
+    Raises:
+        ToolError: Bad arguments or a missing folder.
+        ToolCancelled: ``cancel`` was set.
     """
     if not isinstance(query, str) or not query.strip():
         raise ToolError("query must be a non-empty string")
@@ -162,14 +218,22 @@ def search_files(root: ProjectRoot, query: str, path: str = ".", max_results: in
     skipped_dirs: set[str] = set()
     scanned = 0
     capped = files_capped = False
-    for dirpath, dirnames, filenames in os.walk(start, followlinks=False):
-        for name in list(dirnames):
+    pending = [str(start)]  # folders still to visit; the next one is on top
+    while pending and not (capped or files_capped):
+        _check_cancel(cancel)
+        dirpath = pending.pop()
+        listing = _scan_dir(dirpath)
+        if listing is None:
+            continue
+        dirnames, filenames = listing
+        for name in dirnames:
             if name in SEARCH_SKIP_DIRS:
                 skipped_dirs.add(name)
         linked = [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
-        skipped["linked_dirs"] += len(linked)  # os.walk does not descend into them (loops, escapes)
-        dirnames[:] = sorted(d for d in dirnames if d not in SEARCH_SKIP_DIRS and d not in linked)
+        skipped["linked_dirs"] += len(linked)  # never followed (loops, escapes)
+        children = sorted(d for d in dirnames if d not in SEARCH_SKIP_DIRS and d not in linked)
         for name in sorted(filenames):
+            _check_cancel(cancel)
             file = Path(dirpath) / name
             if file.is_symlink():
                 real = Path(os.path.realpath(file))
@@ -208,8 +272,7 @@ def search_files(root: ProjectRoot, query: str, path: str = ".", max_results: in
                         break
             if capped:
                 break
-        if capped or files_capped:
-            break
+        pending.extend(os.path.join(dirpath, d) for d in reversed(children))
     lines = results or [f"no matches for {query!r}"]
     if capped:
         lines.append(f"[results capped at {max_results}; narrow the query or the path for more]")
@@ -233,12 +296,59 @@ def search_files(root: ProjectRoot, query: str, path: str = ".", max_results: in
     return "\n".join(lines)
 
 
-def write_file(root: ProjectRoot, path: str, content: str) -> str:
-    """Write ``content`` (UTF-8) atomically: temp file in the same folder, fsync, ``os.replace``."""
+#: Folders whose content configures tools that run code (or the project itself); never written.
+PROTECTED_DIRS = frozenset({
+    ".git", ".chatnodes", ".vscode", ".idea", ".hg", ".svn", ".husky", ".devcontainer",
+})
+#: File names, at any depth, that configure the project or tools that run code; never written.
+PROTECTED_FILES = frozenset({
+    "project.json", ".mcp.json", ".envrc", ".pre-commit-config.yaml", ".gitattributes", ".gitmodules",
+    ".gitconfig", ".lfsconfig", ".git",
+})
+
+
+def _fold(part: str) -> str:
+    """A path component as a case-insensitive filesystem (and Windows) sees it."""
+    return part.split(":", 1)[0].rstrip(" .").lower() or part.lower()
+
+
+def protected_reason(relative: str) -> str | None:
+    """Why ``write_file`` refuses the project-relative POSIX path ``relative``, or None.
+
+    Compared lower-cased (the project may be on a case-insensitive filesystem), with Windows'
+    trailing dots/spaces and ``:stream`` suffixes ignored.
+    """
+    parts = [_fold(p) for p in relative.replace("\\", "/").split("/") if p not in ("", ".")]
+    for part in parts[:-1]:
+        if part in PROTECTED_DIRS:
+            return f"files inside {part}/ configure the project or tools that run code"
+    if parts:
+        last = parts[-1]
+        if last in PROTECTED_DIRS or last in PROTECTED_FILES:
+            return f"{last} configures the project or tools that run code"
+    return None
+
+
+def _refuse_protected(root: ProjectRoot, path: str, target: Path, shown: str) -> None:
+    for candidate in (path.strip(), root.relative(target)):
+        reason = protected_reason(candidate)
+        if reason is not None:
+            raise ToolError(f"write_file refuses {shown}: {reason}; the user can edit it outside the app")
+
+
+def write_file(root: ProjectRoot, path: str, content: str, cancel: threading.Event | None = None) -> str:
+    """Write ``content`` (UTF-8) atomically: temp file in the same folder, fsync, ``os.replace``.
+
+    Control files (see ``protected_reason``) are refused, as given and as resolved (a symlink
+    inside the project that leads to one is refused too). Nothing is written once ``cancel`` is set.
+    """
     if not isinstance(content, str):
         raise ToolError("content must be a string")
     target = root.resolve(path, allow_root=False)
     shown = root.relative(target)
+    _refuse_protected(root, path, target, shown)
+    if cancel is not None and cancel.is_set():
+        raise ToolCancelled("write cancelled")
     if target.is_dir():
         raise ToolError(f"{shown} is a directory")
     parent = target.parent

@@ -8,11 +8,15 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ToolError", "ProjectRoot"]
+__all__ = ["ToolError", "ToolCancelled", "ProjectRoot"]
 
 
 class ToolError(ValueError):
     """A tool refused or failed; the message is shown to the model (``tool error: ...``)."""
+
+
+class ToolCancelled(ToolError):
+    """A tool stopped because its run was cancelled (its cancel flag was set)."""
 
 
 class ProjectRoot:

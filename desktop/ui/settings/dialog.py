@@ -124,6 +124,8 @@ class SettingsDialog(QDialog):
         self.default_model_combo = gp.default_model_combo
         self.history_cap_spin = gp.history_cap_spin
         self.max_iterations_spin = gp.max_iterations_spin
+        self.prompt_caching_check = gp.prompt_caching_check
+        self.budget_spin = gp.budget_spin
         self.price_table = self.prices_page.price_table
 
     # ------------------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
-"""The General tab: default provider and model, history kept per node, tool loop limit."""
+"""The General tab: default provider and model, history kept per node, tool loop limit, prompt caching."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QComboBox, QFormLayout, QSpinBox, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QSpinBox, QWidget
 
 from desktop.core.settings import Settings
 
@@ -45,6 +45,28 @@ class GeneralPage(QWidget):
         self.max_iterations_spin.setRange(1, 100)
         self.max_iterations_spin.setToolTip("Model calls per message when the model uses tools")
         form.addRow("Tool loop limit", self.max_iterations_spin)
+        self.prompt_caching_check = QCheckBox("Cache prompts (Anthropic)", self)
+        self.prompt_caching_check.setObjectName("promptCachingCheck")
+        self.prompt_caching_check.setToolTip(
+            "Marks the tools, the system prompt and the conversation so far as cacheable in every "
+            "Anthropic request.\nA follow-up that repeats them reads them from the cache at about a "
+            "tenth of the input price;\nwriting the cache costs 25% more than plain input once, and "
+            "it expires after 5 minutes unused.\nOpenAI-compatible providers cache on their own: "
+            "this setting does not affect them."
+        )
+        form.addRow("Prompt caching", self.prompt_caching_check)
+        self.budget_spin = QDoubleSpinBox(self)
+        self.budget_spin.setObjectName("budgetSpin")
+        self.budget_spin.setRange(0.0, 1_000_000.0)
+        self.budget_spin.setDecimals(2)
+        self.budget_spin.setPrefix("$ ")
+        self.budget_spin.setSuffix(" per month")
+        self.budget_spin.setSpecialValueText("No budget")
+        self.budget_spin.setToolTip(
+            "App-wide monthly budget (calendar month, every project), counted from the usage ledger. "
+            "At 80 % the session chip turns amber; at 100 % a send asks before it goes out."
+        )
+        form.addRow("Monthly budget", self.budget_spin)
 
     def load(self) -> None:
         """Show the values of the settings."""
@@ -52,6 +74,8 @@ class GeneralPage(QWidget):
         self.default_model_combo.setCurrentText(self._settings.default_model or "")
         self.history_cap_spin.setValue(self._settings.history_cap_kib)
         self.max_iterations_spin.setValue(self._settings.max_iterations)
+        self.prompt_caching_check.setChecked(self._settings.prompt_caching)
+        self.budget_spin.setValue(self._settings.monthly_budget_usd or 0.0)
 
     def apply_to(self, settings: Settings) -> None:
         """Write the values shown into ``settings``."""
@@ -59,6 +83,8 @@ class GeneralPage(QWidget):
         settings.default_model = self.default_model_combo.currentText().strip() or None
         settings.history_cap_kib = self.history_cap_spin.value()
         settings.max_iterations = self.max_iterations_spin.value()
+        settings.prompt_caching = self.prompt_caching_check.isChecked()
+        settings.monthly_budget_usd = self.budget_spin.value() or None
 
     def refresh_providers(self) -> None:
         """List the providers again in the default provider combo (the choice is kept when it can be)."""

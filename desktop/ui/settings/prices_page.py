@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.core.chat.cost import DEFAULT_PRICES, price_source
 from desktop.core.settings import Settings
 
 __all__ = ["PRICE_COLUMNS", "PricesPage"]
@@ -44,6 +45,13 @@ class PricesPage(QWidget):
         hint.setWordWrap(True)
         hint.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         layout.addWidget(hint)
+        source, date = price_source()
+        self.source_label = QLabel(f"Built-in prices: {len(DEFAULT_PRICES)} models and families, refreshed "
+                                   f"from {source} on {date}.", self)
+        self.source_label.setObjectName("priceSourceLabel")
+        self.source_label.setWordWrap(True)
+        self.source_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        layout.addWidget(self.source_label)
         self.price_table = QTableWidget(0, len(PRICE_COLUMNS), self)
         self.price_table.setObjectName("priceOverridesTable")
         self.price_table.setHorizontalHeaderLabels(list(PRICE_COLUMNS))

@@ -1,6 +1,7 @@
-"""Render the documentation screenshots from the offline demo: ``python -m desktop.ui.screenshots OUT_DIR``.
+"""Render the documentation screenshots from the offline demo: ``python -m desktop.screenshots OUT_DIR``.
 
-Runs the real app wiring against the built-in demo provider (offscreen is fine:
+A developer tool beside ``desktop.app`` (the top layer): it runs the app's own wiring
+(:func:`desktop.app.make_context`) against the built-in demo provider (offscreen is fine:
 ``QT_QPA_PLATFORM=offscreen``) and writes, with ``QWidget.grab()``:
 
 * ``main-window.png`` / ``main-window-dark.png``: two nodes side by side; one shows a streamed
@@ -30,7 +31,7 @@ from PySide6.QtCore import QRect
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QApplication, QPushButton, QWidget
 
-from desktop.ui.main_window import DEMO_FIRST_PROMPT
+from desktop.app import DEMO_FIRST_PROMPT, make_context
 
 log = logging.getLogger(__name__)
 
@@ -72,10 +73,10 @@ class _ShowcaseKeyring:
         import keyring.backend
 
         class _Memory(keyring.backend.KeyringBackend):
-            priority = 1  # type: ignore[assignment]
+            priority = 1
 
             def __init__(self) -> None:
-                super().__init__()
+                super().__init__()  # type: ignore[no-untyped-call]  # keyring's __init__ is untyped
                 self.values = {("chatnodes", "anthropic"): "sk-ant-demo-not-a-real-key-7f3a"}
 
             def get_password(self, service: str, username: str) -> str | None:
@@ -97,7 +98,6 @@ def _grab(widget: QWidget, path: Path, written: list[Path]) -> None:
 
 
 async def _render_scheme(out_dir: Path, scheme: str, written: list[Path]) -> None:
-    from desktop.app import AppContext
     from desktop.core.secrets import SecretStore
     from desktop.ui.main_window import MainWindow
     from desktop.ui.settings_dialog import SettingsDialog
@@ -109,7 +109,7 @@ async def _render_scheme(out_dir: Path, scheme: str, written: list[Path]) -> Non
     suffix = "" if scheme == "light" else f"-{scheme}"
     work = Path(tempfile.mkdtemp(prefix="chatnodes-shots-"))
     secrets = SecretStore(backend=_ShowcaseKeyring.backend())
-    context = AppContext(config_dir=work / "config", environ={}, secrets=secrets)
+    context = make_context(config_dir=work / "config", environ={}, secrets=secrets)
     context.start_demo(tokens_per_second=None)
     window = MainWindow(context)
     try:
@@ -172,8 +172,8 @@ async def render_screenshots(out_dir: Path, schemes: tuple[str, ...] = ("light",
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``python -m desktop.ui.screenshots OUT_DIR``."""
-    parser = argparse.ArgumentParser(prog="python -m desktop.ui.screenshots")
+    """Entry point of ``python -m desktop.screenshots OUT_DIR``."""
+    parser = argparse.ArgumentParser(prog="python -m desktop.screenshots")
     parser.add_argument("out_dir", type=Path, nargs="?", default=Path("docs/screenshots"))
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)

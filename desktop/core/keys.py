@@ -1,0 +1,167 @@
+"""Key and provider resolution: which key, which model and which ``ProviderConfig`` a send uses.
+
+A key for provider ``id`` is looked up in this order (D15): the environment variable
+``CHATNODES_PROVIDER_KEY_<ID>`` (upper-cased, non-alphanumerics as ``_``), the provider's conventional
+variable (``key_env``, e.g. ``OPENAI_API_KEY``), then the secret store (keyring, or a session-only key).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, TypeAlias
+
+from .chat.types import ProviderConfig
+from .settings_format import ProviderSettings, Settings
+
+__all__ = [
+    "ENV_KEY_PREFIX",
+    "KeyLookup",
+    "KeyResolution",
+    "KeySourceName",
+    "SendTarget",
+    "choose_model",
+    "env_var_for_provider",
+    "provider_config",
+    "resolve_key",
+    "resolve_provider",
+]
+
+ENV_KEY_PREFIX = "CHATNODES_PROVIDER_KEY_"
+
+KeySourceName: TypeAlias = Literal["env", "key_env", "keyring", "session"]
+
+
+class KeyLookup(Protocol):
+    """What key resolution needs from a secret store (``SecretStore`` provides it)."""
+
+    def lookup(self, provider_id: str) -> tuple[str | None, Literal["keyring", "session"] | None]: ...
+
+
+class SendTarget(Protocol):
+    """The part of a send request provider resolution reads (``ChatSendRequest`` has it)."""
+
+    @property
+    def provider(self) -> str | None: ...
+
+    @property
+    def model(self) -> str | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class KeyResolution:
+    """The key found for a provider and where it came from (the key is never shown in repr).
+
+    Attributes:
+        key: The key, or None.
+        source: ``env`` (``CHATNODES_PROVIDER_KEY_<ID>``), ``key_env`` (the provider's variable),
+            ``keyring``, ``session``, or None when no key was found.
+        env_var: The variable the key came from, for ``env``/``key_env`` (the dialog shows it).
+    """
+
+    key: str | None = field(repr=False)
+    source: KeySourceName | None
+    env_var: str | None = None
+
+    @property
+    def from_environment(self) -> bool:
+        """True when an environment variable overrides the stored key."""
+        return self.source in ("env", "key_env")
+
+
+def env_var_for_provider(provider_id: str) -> str:
+    """``CHATNODES_PROVIDER_KEY_<ID>``: upper-cased, every non-alphanumeric as ``_`` (``my-local`` ->
+    ``CHATNODES_PROVIDER_KEY_MY_LOCAL``)."""
+    return ENV_KEY_PREFIX + re.sub(r"[^A-Za-z0-9]", "_", provider_id).upper()
+
+
+def resolve_key(
+    provider: ProviderSettings,
+    secrets: KeyLookup | None,
+    environ: Mapping[str, str] = os.environ,
+) -> KeyResolution:
+    """Find the key of ``provider``: env ``CHATNODES_PROVIDER_KEY_<ID>``, then ``provider.key_env``,
+    then the secret store (session key, then keyring). Empty or blank variables count as unset."""
+    var = env_var_for_provider(provider.id)
+    value = environ.get(var, "").strip()
+    if value:
+        return KeyResolution(value, "env", var)
+    if provider.key_env:
+        value = environ.get(provider.key_env, "").strip()
+        if value:
+            return KeyResolution(value, "key_env", provider.key_env)
+    if secrets is not None:
+        key, where = secrets.lookup(provider.id)
+        if key:
+            return KeyResolution(key, where)
+    return KeyResolution(None, None)
+
+
+def choose_model(settings: Settings, provider_id: str | None, requested: str | None = None) -> str | None:
+    """The model a send to ``provider_id`` uses: the requested one, else (for the default provider
+    only) the default model, else the provider's first listed model; None when nothing is known."""
+    if requested:
+        return requested
+    provider_id = provider_id or settings.default_provider
+    if provider_id == settings.default_provider and settings.default_model:
+        return settings.default_model
+    provider = settings.provider(provider_id) if provider_id else None
+    if provider is not None and provider.models:
+        return provider.models[0]
+    return None
+
+
+def provider_config(
+    provider: ProviderSettings, *, key: str | None, model: str | None = None, prompt_caching: bool = True
+) -> ProviderConfig:
+    """The driver configuration for ``provider`` with the resolved ``key`` and ``model``.
+
+    Args:
+        provider: The provider's settings.
+        key: The resolved key, or None.
+        model: The model, or None for the provider's default.
+        prompt_caching: The global ``Settings.prompt_caching`` switch (Anthropic cache breakpoints).
+    """
+    return ProviderConfig(
+        id=provider.id,
+        name=provider.name,
+        api=provider.api,
+        base_url=provider.base_url,
+        api_key=key,
+        model=model or None,
+        max_tokens=provider.max_tokens,
+        thinking_budget=provider.thinking_budget,
+        prompt_caching=prompt_caching,
+    )
+
+
+def resolve_provider(
+    settings: Settings,
+    req: SendTarget,
+    *,
+    secrets: KeyLookup | None,
+    environ: Mapping[str, str] = os.environ,
+) -> ProviderConfig | None:
+    """Build the ``ProviderConfig`` for a send request, or None when it cannot be used.
+
+    The provider is ``req.provider`` or the default provider; None when it is unknown or needs a key
+    and none is found. The model is ``req.model``, else (for the default provider only) the default
+    model, else the provider's first model. A keyless provider still gets a key when one is set.
+    ``settings.prompt_caching`` is passed on.
+    """
+    provider_id = req.provider or settings.default_provider
+    provider = settings.provider(provider_id)
+    if provider is None:
+        return None
+    resolution = resolve_key(provider, secrets, environ)
+    if provider.needs_key and not resolution.key:
+        return None
+    return provider_config(
+        provider,
+        key=resolution.key,
+        model=choose_model(settings, provider.id, req.model),
+        prompt_caching=settings.prompt_caching,
+    )
+

@@ -1,0 +1,364 @@
+"""The project model and the ``project.json`` format.
+
+``project.json`` (DESIGN §2.5) never holds a secret and never holds a permission::
+
+    {"version": 1, "nodes": [{"id", "kind": "chat", "title", "x", "y", "width", "height",
+      "data": {"conversation": <the object serialize_conversation writes>, "model", "provider",
+               "system", "always_allow": []}}]}
+
+Unknown keys (top level, per node and inside ``data``) are kept and written back.
+
+``always_allow`` is data, not a grant: a list found in a file is kept only as the node's
+``requested_always_allow`` (the UI may show "this project asks for ...") and the file is always
+written with an empty list. What the user allowed lives in ``permissions.GrantStore``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from .chat.conversation import (
+    Conversation,
+    conversation_to_json,
+    create_conversation,
+    message_from_dict,
+    new_id,
+    now_ms,
+)
+from .text import repair_surrogates
+
+__all__ = [
+    "DEFAULT_NODE_HEIGHT",
+    "DEFAULT_NODE_WIDTH",
+    "PROJECT_FILE",
+    "PROJECT_VERSION",
+    "NodeState",
+    "Project",
+    "conversation_from_dict",
+    "new_node_state",
+    "new_project",
+    "project_from_dict",
+    "project_to_json",
+]
+
+log = logging.getLogger(__name__)
+
+PROJECT_FILE = "project.json"
+PROJECT_VERSION = 1
+DEFAULT_NODE_WIDTH = 560
+DEFAULT_NODE_HEIGHT = 640
+
+_NODE_KEYS = frozenset({"id", "kind", "title", "x", "y", "width", "height", "data"})
+_DATA_KEYS = frozenset({"conversation", "model", "provider", "system", "always_allow"})
+_PROJECT_KEYS = frozenset({"version", "nodes"})
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Model
+
+
+@dataclass(slots=True)
+class NodeState:
+    """One node of a project: where it sits and what it holds.
+
+    Attributes:
+        id: Stable node id (also names its history archive).
+        kind: ``chat``; other kinds are kept as they are (their ``data`` stays in ``data_extra``).
+        title: Window title.
+        x, y, width, height: Geometry in the main window's area.
+        conversation: The node's conversation.
+        model: Model id picked in the node, or None for the provider's default.
+        provider: Provider id picked in the node, or None for the default provider.
+        system: The node's system prompt, or None.
+        always_allow: Tool names the user allowed without asking in this node. Never read from or
+            written to ``project.json``: the project store fills it from the user's
+            ``permissions.GrantStore`` and saves it there.
+        extra: Unknown keys of the node object, written back verbatim.
+        data_extra: Unknown keys of the node's ``data`` object, written back verbatim.
+        requested_always_allow: The ``always_allow`` list found in ``project.json``: what the
+            project asks for, not a grant (nothing is allowed by it; it is not written back).
+    """
+
+    id: str
+    kind: str = "chat"
+    title: str = "Chat"
+    x: int = 0
+    y: int = 0
+    width: int = DEFAULT_NODE_WIDTH
+    height: int = DEFAULT_NODE_HEIGHT
+    conversation: Conversation = field(default_factory=create_conversation)
+    model: str | None = None
+    provider: str | None = None
+    system: str | None = None
+    always_allow: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+    data_extra: dict[str, Any] = field(default_factory=dict)
+    requested_always_allow: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Project:
+    """The contents of ``project.json``.
+
+    Attributes:
+        version: Format version (1).
+        nodes: The nodes, in window order.
+        extra: Unknown top-level keys, written back verbatim.
+    """
+
+    version: int = PROJECT_VERSION
+    nodes: list[NodeState] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def node(self, node_id: str) -> NodeState | None:
+        """Return the node with this id, or None."""
+        for n in self.nodes:
+            if n.id == node_id:
+                return n
+        return None
+
+
+def new_node_state(
+    title: str = "Chat",
+    *,
+    x: int = 0,
+    y: int = 0,
+    width: int = DEFAULT_NODE_WIDTH,
+    height: int = DEFAULT_NODE_HEIGHT,
+    model: str | None = None,
+    provider: str | None = None,
+    system: str | None = None,
+    node_id: str | None = None,
+) -> NodeState:
+    """Return a new chat node with a fresh id and an empty conversation."""
+    return NodeState(
+        id=node_id or new_id("n"),
+        title=title,
+        x=x,
+        y=y,
+        width=width,
+        height=height,
+        model=model,
+        provider=provider,
+        system=system,
+    )
+
+
+def new_project() -> Project:
+    """Return a new project with one empty chat node."""
+    return Project(nodes=[new_node_state()])
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON mapping
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value  # not NaN
+
+
+def _opt_str(data: dict[str, Any], key: str, where: str, problems: list[str]) -> str | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, str):
+        problems.append(f"{where}.{key}: must be a string or null")
+        return None
+    return value
+
+
+def _type_name(value: object) -> str:
+    if value is None:
+        return "null"
+    names = {dict: "object", list: "array", str: "string", bool: "boolean"}
+    return names.get(type(value), type(value).__name__)
+
+
+def conversation_from_dict(data: object) -> Conversation:
+    """Build a conversation from its parsed JSON object (v2, or the original app's v1).
+
+    The dict-level twin of ``deserialize_conversation`` (no JSON text in between). v1
+    (``{"v": 1, "messages": [...]}``) gets a fresh id and ``createdAt``.
+
+    Raises:
+        TypeError: Not an object, a missing or unknown ``v``, ``messages`` not an array, or a
+            malformed message (the message names the field and the message index).
+    """
+    if not isinstance(data, dict):
+        raise TypeError(f"conversation must be a JSON object, got {_type_name(data)}")
+    if "v" not in data:
+        raise TypeError("conversation has no version field 'v'")
+    version = data.get("v")
+    if isinstance(version, bool) or version not in (1, 2):
+        raise TypeError(f"unknown conversation format version v={version!r} (supported: 1, 2)")
+    raw_messages = data.get("messages")
+    if not isinstance(raw_messages, list):
+        raise TypeError(f"conversation 'messages' must be an array, got {_type_name(raw_messages)}")
+    messages = [message_from_dict(m, i) for i, m in enumerate(raw_messages)]
+    if version == 1:
+        return Conversation(id=new_id("c"), messages=messages, created_at=now_ms())
+    conv_id = data.get("id")
+    if not isinstance(conv_id, str) or not conv_id:
+        raise TypeError(f"conversation 'id' must be a non-empty string, got {conv_id!r}")
+    created_at = data.get("createdAt")
+    if isinstance(created_at, float) and created_at.is_integer():
+        created_at = int(created_at)
+    if not isinstance(created_at, int) or isinstance(created_at, bool):
+        raise TypeError(f"conversation 'createdAt' must be an integer, got {data.get('createdAt')!r}")
+    return Conversation(id=conv_id, messages=messages, created_at=created_at)
+
+
+def _conversation_from(value: object) -> Conversation:
+    if value is None:
+        return create_conversation()
+    if isinstance(value, str):  # tolerated: a conversation stored as its JSON text
+        try:
+            value, _ = repair_surrogates(json.loads(value))
+        except (ValueError, RecursionError) as exc:
+            raise TypeError(f"conversation is not valid JSON: {exc}") from None
+    return conversation_from_dict(value)
+
+
+def _node_from_dict(raw: object, where: str, problems: list[str]) -> NodeState | None:
+    if not isinstance(raw, dict):
+        problems.append(f"{where}: must be an object")
+        return None
+    start = len(problems)
+    node_id = raw.get("id")
+    if not isinstance(node_id, str) or not node_id:
+        problems.append(f"{where}.id: must be a non-empty string")
+    kind = raw.get("kind", "chat")
+    if not isinstance(kind, str) or not kind:
+        problems.append(f"{where}.kind: must be a non-empty string")
+    title = raw.get("title", "Chat")
+    if not isinstance(title, str):
+        problems.append(f"{where}.title: must be a string")
+    geometry: dict[str, int] = {}
+    for key, default in (("x", 0), ("y", 0), ("width", DEFAULT_NODE_WIDTH), ("height", DEFAULT_NODE_HEIGHT)):
+        value = raw.get(key, default)
+        if not _is_number(value) or abs(cast(float, value)) > 1e7:
+            problems.append(f"{where}.{key}: must be a number")
+            continue
+        geometry[key] = round(cast(float, value))
+        if key in ("width", "height") and geometry[key] < 1:
+            problems.append(f"{where}.{key}: must be positive")
+    data = raw.get("data", {})
+    if not isinstance(data, dict):
+        problems.append(f"{where}.data: must be an object")
+        return None
+    if len(problems) > start:
+        return None
+    node_id = cast(str, node_id)
+    node = NodeState(
+        id=node_id,
+        kind=cast(str, kind),
+        title=cast(str, title),
+        x=geometry["x"],
+        y=geometry["y"],
+        width=geometry["width"],
+        height=geometry["height"],
+        extra={k: v for k, v in raw.items() if k not in _NODE_KEYS},
+    )
+    if kind != "chat":
+        node.data_extra = dict(data)
+        return node
+    dwhere = f"{where}.data"
+    try:
+        node.conversation = _conversation_from(data.get("conversation"))
+    except TypeError as exc:
+        problems.append(f"{dwhere}.conversation: {exc}")
+    node.model = _opt_str(data, "model", dwhere, problems)
+    node.provider = _opt_str(data, "provider", dwhere, problems)
+    node.system = _opt_str(data, "system", dwhere, problems)
+    allow = data.get("always_allow", [])
+    if not isinstance(allow, list) or not all(isinstance(t, str) for t in allow):
+        problems.append(f"{dwhere}.always_allow: must be a list of tool names")
+    else:
+        node.requested_always_allow = list(dict.fromkeys(allow))  # a request, never a grant
+    node.data_extra = {k: v for k, v in data.items() if k not in _DATA_KEYS}
+    return node if len(problems) == start else None
+
+
+def project_from_dict(raw: object) -> Project:
+    """Build a project from parsed ``project.json``.
+
+    ``data.always_allow`` lands in ``requested_always_allow``; ``always_allow`` stays empty.
+
+    Raises:
+        ValueError: Naming every problem found (``nodes[1].data.conversation: message 3: ...``).
+    """
+    if not isinstance(raw, dict):
+        raise ValueError("the file must hold a JSON object")
+    problems: list[str] = []
+    version = raw.get("version")
+    if version != PROJECT_VERSION or isinstance(version, bool):
+        problems.append(f"version: {version!r} is not supported (this app reads version {PROJECT_VERSION})")
+    raw_nodes = raw.get("nodes")
+    if not isinstance(raw_nodes, list):
+        problems.append("nodes: must be a list")
+        raw_nodes = []
+    nodes: list[NodeState] = []
+    seen: set[str] = set()
+    for i, item in enumerate(raw_nodes):
+        node = _node_from_dict(item, f"nodes[{i}]", problems)
+        if node is None:
+            continue
+        if node.id in seen:
+            problems.append(f"nodes[{i}].id: {node.id!r} is used twice")
+            continue
+        seen.add(node.id)
+        nodes.append(node)
+    if problems:
+        raise ValueError("; ".join(problems))
+    return Project(nodes=nodes, extra={k: v for k, v in raw.items() if k not in _PROJECT_KEYS})
+
+
+def _embed(obj: dict[str, Any], key: str, raw_json: str) -> str:
+    """Encode ``obj`` as JSON with ``key: <raw_json>`` added as its last member (no re-parsing)."""
+    head = _JSON.encode(obj)[:-1]
+    sep = "," if obj else ""
+    return f"{head}{sep}{_JSON.encode(key)}:{raw_json}}}"
+
+
+def _node_to_json(node: NodeState) -> str:
+    if node.kind != "chat":
+        data_text = _JSON.encode(node.data_extra)
+    else:
+        conv_text = conversation_to_json(node.conversation)  # the store applied the cap already
+        data: dict[str, Any] = {
+            "model": node.model,
+            "provider": node.provider,
+            "system": node.system,
+            "always_allow": [],  # grants live in the user's GrantStore, never in the project
+        }
+        for k, v in node.data_extra.items():
+            if k not in data and k != "conversation":
+                data[k] = v
+        rest = _JSON.encode(data)
+        data_text = '{"conversation":' + conv_text + "," + rest[1:]
+    head: dict[str, Any] = {
+        "id": node.id,
+        "kind": node.kind,
+        "title": node.title,
+        "x": node.x,
+        "y": node.y,
+        "width": node.width,
+        "height": node.height,
+    }
+    for k, v in node.extra.items():
+        if k not in head and k != "data":
+            head[k] = v
+    return _embed(head, "data", data_text)
+
+
+def project_to_json(project: Project) -> str:
+    """Return the ``project.json`` text of ``project`` (compact, UTF-8 kept)."""
+    top: dict[str, Any] = {"version": project.version}
+    for k, v in project.extra.items():
+        if k not in _PROJECT_KEYS:
+            top[k] = v
+    return _embed(top, "nodes", "[" + ",".join(_node_to_json(n) for n in project.nodes) + "]") + "\n"
+
+

@@ -1,0 +1,341 @@
+"""The services one main window runs on: :class:`AppContext`, and what the demo needs (:class:`DemoOffer`).
+
+``desktop.app`` builds the context: it injects the offline demo (:class:`DemoOffer`) and the key-shape
+scrubber, so nothing in ``desktop.ui`` imports the demo package or the bootstrap module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from desktop.core.aio import cancel_and_wait
+from desktop.core.redact import scrub_secrets
+
+if TYPE_CHECKING:
+    from desktop.core.chat.types import ChatDriver, ChatEvent, ChatToolDef, ProviderConfig
+    from desktop.core.secrets import SecretStore
+    from desktop.core.settings import SendTarget, Settings
+    from desktop.core.usage import BudgetCheck, RunInfo
+
+log = logging.getLogger(__name__)
+
+_KEY_CACHE_S = 2.0
+"""How long the log filter reuses the known keys before it looks them up again."""
+
+__all__ = ["AppContext", "DemoOffer", "DemoServer"]
+
+
+class DemoServer(Protocol):
+    """A running offline demo provider (the loopback fake provider in practice)."""
+
+    @property
+    def base_url(self) -> str:
+        """The server's root URL."""
+        ...
+
+    @property
+    def anthropic_base_url(self) -> str:
+        """The base URL of its Anthropic-protocol endpoint."""
+        ...
+
+    def stop(self) -> None:
+        """Stop serving (idempotent)."""
+        ...
+
+
+@dataclass(frozen=True)
+class DemoOffer:
+    """Everything the window needs to offer the offline demo, injected by ``desktop.app``.
+
+    Attributes:
+        provider_id: The id of the in-memory demo provider in the effective settings.
+        model: The demo's default model.
+        models: Every model the demo provider lists.
+        first_prompt: What a new demo project offers to send first (the demo answers it with its tour).
+        start: Starts the demo server; takes the streaming speed in tokens per second (None: unthrottled).
+    """
+
+    provider_id: str
+    model: str
+    models: tuple[str, ...]
+    first_prompt: str
+    start: Callable[[float | None], DemoServer]
+
+
+class AppContext:
+    """The services one main window runs on.
+
+    One shared ``httpx.AsyncClient``, the settings store and the current settings, the secret store,
+    the chat runtime and its Qt bridge, and (in demo mode) the loopback demo provider. The demo
+    provider is added to the settings in memory only: :meth:`effective_settings` shows it,
+    :attr:`settings` (what is saved) never holds it.
+
+    Args:
+        config_dir: The settings folder.
+        key_scrubber: Replaces anything shaped like a provider key in a text (used by :meth:`scrub`).
+        demo_offer: The offline demo the app ships (None: no demo available).
+        demo: Start the demo provider now and make it the default (needs ``demo_offer``).
+        environ: Environment used for key resolution (default ``os.environ``).
+        secrets: The key store (default: the OS keyring, or session-only when there is none).
+    """
+
+    def __init__(
+        self,
+        *,
+        config_dir: Path,
+        key_scrubber: Callable[[str], str],
+        demo_offer: DemoOffer | None = None,
+        demo: bool = False,
+        environ: Mapping[str, str] | None = None,
+        secrets: SecretStore | None = None,
+    ) -> None:
+        import httpx
+
+        from desktop.core.chat.runtime import ChatRuntimeDeps, create_chat_runtime
+        from desktop.core.permissions import GrantStore
+        from desktop.core.secrets import SecretStore
+        from desktop.core.settings import SettingsStore, price_overrides_as_prices
+        from desktop.core.usage import MonthlyTally, UsageLedger, UsageRecorder, ledger_path
+        from desktop.ui.bridge import RuntimeBridge
+
+        self.config_dir = Path(config_dir)
+        self.environ: Mapping[str, str] = os.environ if environ is None else environ
+        self.settings_store = SettingsStore(self.config_dir)
+        self.grants = GrantStore(self.config_dir)
+        """Always-allow grants: the user's own, in the config dir, keyed by project folder."""
+        self.settings: Settings = self.settings_store.load()
+        self.settings_error: str | None = self.settings_store.last_error
+        self.secrets = secrets if secrets is not None else SecretStore()
+        self.client = httpx.AsyncClient(timeout=httpx.Timeout(60.0, connect=10.0))
+        self.demo_offer = demo_offer
+        self.demo_server: DemoServer | None = None
+        self.project_dir: Path | None = None
+        self.bridge = RuntimeBridge()
+        self._key_scrubber = key_scrubber
+        self._keys_cache: tuple[float, list[str]] | None = None
+        self._deps = ChatRuntimeDeps(
+            resolve_provider=self.resolve_provider,
+            broadcast=self._broadcast,
+            tools_for=self.tools_for,
+            driver_for=self._driver_for,
+            log=logging.getLogger("desktop.runtime").info,
+            max_iterations=self.settings.max_iterations,
+        )
+        self.runtime = create_chat_runtime(self._deps)
+        self.node_title: Callable[[str], str] = lambda _node_id: ""
+        """The title of a node, for the usage ledger (the window sets it when it opens a project)."""
+        self._run_provider: dict[str, tuple[str, str | None]] = {}
+        self.usage = UsageRecorder(UsageLedger(ledger_path(self.config_dir)), self._describe_run,
+                                   lambda: price_overrides_as_prices(self.settings))
+        self.tally = MonthlyTally(ledger_path(self.config_dir))
+        """This month's spending (app-wide and per project), kept current from the ledger."""
+        self._closed = False
+        self._inflight: set[asyncio.Future[list[str]]] = set()
+        if demo:
+            self.start_demo()
+
+    # -- settings -------------------------------------------------------------------------------
+    @property
+    def demo(self) -> bool:
+        """True while the demo provider runs."""
+        return self.demo_server is not None
+
+    def effective_settings(self) -> Settings:
+        """The settings in use: the saved ones plus, in demo mode, the demo provider as the default."""
+        offer = self.demo_offer
+        if self.demo_server is None or offer is None:
+            return self.settings
+        from desktop.core.settings import ProviderSettings
+
+        eff = self.settings.copy()
+        eff.providers = [p for p in eff.providers if p.id != offer.provider_id]
+        eff.providers.insert(0, ProviderSettings(
+            id=offer.provider_id,
+            name="Offline demo",
+            api="anthropic",
+            base_url=self.demo_server.anthropic_base_url,
+            needs_key=False,
+            key_env=None,
+            models=list(offer.models),
+        ))
+        eff.default_provider = offer.provider_id
+        eff.default_model = offer.model
+        return eff
+
+    def save_settings(self, settings: Settings) -> None:
+        """Validate, save and adopt ``settings`` (the demo provider is never saved).
+
+        Raises:
+            SettingsError: The settings are invalid (nothing changes).
+            OSError: Writing failed.
+        """
+        clean = settings.copy()
+        demo_id = self.demo_offer.provider_id if self.demo_offer is not None else None
+        if demo_id is not None:
+            clean.providers = [p for p in clean.providers if p.id != demo_id]
+            if clean.default_provider == demo_id:
+                clean.default_provider = self.settings.default_provider
+                clean.default_model = self.settings.default_model
+        self.settings_store.save(clean)
+        self.settings = clean
+        self.settings_error = None
+        self._keys_cache = None  # a key may have changed with the settings
+        self._deps.max_iterations = clean.max_iterations
+
+    # -- runtime dependencies ------------------------------------------------------------------
+    def resolve_provider(self, req: SendTarget) -> ProviderConfig | None:
+        """``ChatRuntimeDeps.resolve_provider``: the current settings and keys."""
+        from desktop.core.settings import resolve_provider
+
+        config = resolve_provider(self.effective_settings(), req, secrets=self.secrets, environ=self.environ)
+        node_id = getattr(req, "node_id", None)
+        if config is not None and isinstance(node_id, str):
+            self._run_provider[node_id] = (config.id, config.model)
+        return config
+
+    def _broadcast(self, node_id: str, event: ChatEvent) -> None:
+        """``ChatRuntimeDeps.broadcast``: to the UI, and every response's usage to the ledger."""
+        self.usage.observe(node_id, event)  # first: the node's cost update then sees the new total
+        self.bridge.broadcast(node_id, event)
+
+    def budget_check(self, project_budget: float | None = None) -> BudgetCheck | None:
+        """The tightest of the app-wide budget and ``project_budget`` (the open project's), or None."""
+        from desktop.core.usage import tightest_budget
+
+        return tightest_budget(self.tally, self.settings.monthly_budget_usd, self.project_dir, project_budget)
+
+    def _describe_run(self, node_id: str) -> RunInfo | None:
+        from desktop.core.usage import RunInfo
+
+        run = self._run_provider.get(node_id)
+        if run is None or self.project_dir is None:
+            return None
+        if self.demo_offer is not None and run[0] == self.demo_offer.provider_id:
+            return None  # the offline demo costs nothing and would only pollute the user's totals
+        try:
+            title = self.node_title(node_id)
+        except Exception:  # noqa: BLE001 - a closed node has no title; the line is still written
+            title = ""
+        return RunInfo(provider=run[0], project=str(self.project_dir), node_title=title, model=run[1])
+
+    def provider_config(self, provider_id: str | None, model: str | None = None) -> ProviderConfig | None:
+        """The provider configuration for ``provider_id`` (the default when None), or None."""
+        return self.resolve_provider(_Target(provider_id, model))
+
+    def tools_for(self, req: object) -> list[ChatToolDef]:
+        """``ChatRuntimeDeps.tools_for``: the project tools, rooted at the open project folder."""
+        if self.project_dir is None:
+            return []
+        from desktop.core.tools import project_tools
+
+        return list(project_tools(self.project_dir))
+
+    def _driver_for(self, config: ProviderConfig) -> ChatDriver:
+        from desktop.core.providers import driver_for
+
+        return driver_for(config, self.client)
+
+    async def list_models(self, provider_id: str) -> list[str]:
+        """``AppServices.list_models``: the provider's models (its configured list when keyless and down).
+
+        Raises:
+            ChatError: The provider refused or could not be reached.
+        """
+        from desktop.core.chat.types import ChatError
+        from desktop.core.providers import list_models
+
+        config = self.provider_config(provider_id)
+        if config is None:
+            raise ChatError(
+                f"{provider_id}: no key configured (Settings → Providers)", provider=provider_id, kind="auth"
+            )
+        if self._closed:
+            raise ChatError("the application is shutting down", provider=provider_id, kind="network")
+        # Run as a task the context holds, so shutdown can wait for its connection to be released
+        # before the client closes (a cancelled caller alone would leave the socket to the GC).
+        task = asyncio.ensure_future(list_models(config, self.client))
+        self._inflight.add(task)
+        task.add_done_callback(self._inflight.discard)
+        return list(await asyncio.shield(task))
+
+    def has_usable_provider(self) -> bool:
+        """True when the default provider can be used (a key found, or a keyless provider)."""
+        return self.provider_config(None) is not None
+
+    # -- demo -----------------------------------------------------------------------------------
+    def start_demo(self, *, tokens_per_second: float | None = 60.0) -> None:
+        """Start the loopback demo provider (idempotent) and make it the default, in memory only.
+
+        Args:
+            tokens_per_second: Streaming speed of the demo (None: as fast as possible).
+
+        Raises:
+            RuntimeError: The app offers no demo (no ``demo_offer``).
+        """
+        if self.demo_server is not None:
+            return
+        if self.demo_offer is None:
+            raise RuntimeError("this build has no offline demo")
+        self.demo_server = self.demo_offer.start(tokens_per_second)
+        log.info("offline demo provider listening on %s", self.demo_server.base_url)
+
+    # -- secrets hygiene -----------------------------------------------------------------------
+    def known_keys(self) -> list[str]:
+        """Every key the app could use right now (to scrub them from messages)."""
+        from desktop.core.settings import resolve_key
+
+        keys: list[str] = []
+        for provider in self.settings.providers:
+            try:
+                key = resolve_key(provider, self.secrets, self.environ).key
+            except Exception:  # never let scrubbing fail the error path
+                key = None
+            if key and len(key) >= 4:
+                keys.append(key)
+        return keys
+
+    def recent_keys(self) -> list[str]:
+        """:meth:`known_keys`, looked up at most every couple of seconds (the log filter asks per record)."""
+        now = time.monotonic()
+        if self._keys_cache is None or now - self._keys_cache[0] > _KEY_CACHE_S:
+            self._keys_cache = (now, self.known_keys())
+        return self._keys_cache[1]
+
+    def scrub(self, text: str) -> str:
+        """``text`` without any known key (nor any 8+ character run of one), nor anything shaped like one."""
+        return self._key_scrubber(scrub_secrets(text, self.known_keys(), replacement="***"))
+
+    # -- shutdown -------------------------------------------------------------------------------
+    async def aclose(self) -> None:
+        """Stop every run, close the HTTP client and the demo server. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            await self.runtime.aclose()
+        except Exception:
+            log.exception("stopping the runs failed")
+        await cancel_and_wait(self._inflight)
+        await self.client.aclose()
+        self.stop_demo_server()
+
+    def stop_demo_server(self) -> None:
+        """Stop the demo server if it runs."""
+        server, self.demo_server = self.demo_server, None
+        if server is not None:
+            server.stop()
+
+
+class _Target:
+    """A minimal ``SendTarget``: a provider id and a model."""
+
+    def __init__(self, provider: str | None, model: str | None) -> None:
+        self.provider = provider
+        self.model = model

@@ -1,0 +1,377 @@
+"""The node area: the MDI area of chat nodes, their sub-windows, geometry and layouts (tile, cascade, tabs).
+
+:class:`NodeArea` owns the ``QMdiArea`` (object name ``mdiArea``) and one ``QMdiSubWindow``
+(``nodeSubWindow``) per ``ChatNodeWidget``. It remembers each node's *normal* geometry (what tabbed or
+maximized views do not change), so a project saves and restores the layout the user made.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QEvent, QObject, QRect, QSize, Signal
+from PySide6.QtGui import QAction, QIcon, QPixmap
+from PySide6.QtWidgets import QMdiArea, QMdiSubWindow, QWidget
+
+if TYPE_CHECKING:
+    # Only for type hints: the window's shell is built before the core and the chat node are imported.
+    from desktop.core.project import NodeState
+    from desktop.ui.chat_node import ChatNodeWidget
+    from desktop.ui.services import AppServices
+
+log = logging.getLogger(__name__)
+
+__all__ = ["NodeArea", "new_node_state", "DEFAULT_NODE_SIZE"]
+
+DEFAULT_NODE_SIZE = QSize(600, 680)
+"""The size of a new node's sub-window (shrunk to fit a small area)."""
+
+
+def new_node_state(index: int = 0, *, title: str | None = None) -> NodeState:
+    """A new empty node; no provider or model of its own, so it follows the default provider.
+
+    Args:
+        index: The node's position among the open nodes (names it "Chat", "Chat 2", ...).
+        title: The title instead of the numbered default.
+    """
+    from desktop.core.project import new_node_state as core_new_node_state
+
+    if title is None:
+        title = "Chat" if index == 0 else f"Chat {index + 1}"
+    return core_new_node_state(title)
+
+
+class _SubWindowWatcher(QObject):
+    """Reports moves, resizes and closes of the node sub-windows to the node area."""
+
+    def __init__(self, area: NodeArea) -> None:
+        super().__init__(area)
+        self._area = area
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+        kind = event.type()
+        if isinstance(watched, QMdiSubWindow):
+            if kind in (QEvent.Type.Move, QEvent.Type.Resize):
+                self._area.on_subwindow_geometry(watched)
+            elif kind == QEvent.Type.Close:
+                self._area.on_subwindow_close(watched)
+        return False
+
+
+class NodeArea(QObject):
+    """The chat nodes of one window, in an MDI area.
+
+    Args:
+        parent: The widget the MDI area goes into (the window's central widget).
+        tabbed_action: The checkable "Tabbed" action; the area keeps it in step with its view mode.
+
+    Signals:
+        changed(): A node, the layout or a geometry changed: the project should be saved soon.
+        cost_changed(): Some node's cost changed.
+        run_finished(): A node's run finished: the project should be saved now.
+        nodes_changed(): A node was added or closed.
+    """
+
+    changed = Signal()
+    cost_changed = Signal()
+    run_finished = Signal()
+    nodes_changed = Signal()
+
+    def __init__(self, parent: QWidget, tabbed_action: QAction) -> None:
+        super().__init__(parent)
+        self.mdi = QMdiArea(parent)
+        self.mdi.setObjectName("mdiArea")
+        self.mdi.setTabsClosable(True)
+        self.mdi.setTabsMovable(True)
+        self.mdi.setDocumentMode(True)
+        self.services: AppServices | None = None
+        self.closing = False
+        self._tabbed_action = tabbed_action
+        self._subs: dict[str, QMdiSubWindow] = {}
+        self._nodes: dict[str, ChatNodeWidget] = {}
+        self._normal_geometry: dict[str, QRect] = {}
+        self._switching_view = False
+        self._watcher = _SubWindowWatcher(self)
+        self._icon: QIcon | None = None
+
+    # -- queries --------------------------------------------------------------------------------
+    def nodes(self) -> list[ChatNodeWidget]:
+        """The chat nodes, in window order."""
+        return [self._nodes[nid] for nid in self._ordered_ids()]
+
+    def subwindow_of(self, node: ChatNodeWidget) -> QMdiSubWindow:
+        """The sub-window hosting ``node``."""
+        return self._subs[node.node_id]
+
+    def active_node(self) -> ChatNodeWidget | None:
+        """The node of the active sub-window (or the only node)."""
+        sub = self.mdi.activeSubWindow() or self.mdi.currentSubWindow()
+        if sub is not None:
+            node = self._node_in(sub)
+            if node is not None:
+                return node
+        nodes = self.nodes()
+        return nodes[0] if len(nodes) == 1 else None
+
+    def node(self, node_id: str) -> ChatNodeWidget | None:
+        """The open node with id ``node_id``."""
+        return self._nodes.get(node_id)
+
+    def states(self) -> list[NodeState]:
+        """Every node's state in window order, with its normal geometry."""
+        return [self._state_of(node_id) for node_id in self._ordered_ids()]
+
+    def _ordered_ids(self) -> list[str]:
+        order = {id(sub): i for i, sub in enumerate(self.mdi.subWindowList())}
+        return sorted(self._nodes, key=lambda nid: order.get(id(self._subs[nid]), 1 << 30))
+
+    def _state_of(self, node_id: str) -> NodeState:
+        state = self._nodes[node_id].to_state()
+        rect = self._normal_geometry.get(node_id)
+        if rect is None:
+            rect = self._subs[node_id].geometry()
+        return dataclasses.replace(state, x=rect.x(), y=rect.y(), width=rect.width(), height=rect.height())
+
+    def _node_in(self, sub: QMdiSubWindow) -> ChatNodeWidget | None:
+        """The node hosted by ``sub`` when it is one of this area's live nodes."""
+        widget = sub.widget()
+        for node in self._nodes.values():
+            if node is widget:
+                return node
+        return None
+
+    # -- opening and closing -------------------------------------------------------------------
+    def add_node(self, state: NodeState | None = None, *, activate: bool = True,
+                 place: bool = False) -> ChatNodeWidget:
+        """Open a chat node for ``state`` (a new empty node when None) in a new sub-window.
+
+        Args:
+            state: The node to open; None creates an empty node with the default provider.
+            activate: Make it the active sub-window.
+            place: Ignore the state's geometry and place the node at the next free cascade slot
+                (always done for a new node).
+
+        Raises:
+            RuntimeError: No project is open (no services to build a node on).
+        """
+        from PySide6.QtCore import Qt
+
+        from desktop.ui.chat_node import ChatNodeWidget
+
+        if self.services is None:
+            raise RuntimeError("no project is open")
+        fresh = state is None
+        if state is None:
+            state = new_node_state(len(self._nodes))
+        place = place or fresh
+        node = ChatNodeWidget(state, self.services)
+        sub = QMdiSubWindow()
+        sub.setObjectName("nodeSubWindow")
+        sub.setWidget(node)
+        sub.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
+        sub.setWindowTitle(state.title or "Chat")
+        sub.setWindowIcon(self._node_icon())
+        self.mdi.addSubWindow(sub)
+        node_id = node.node_id
+        self._nodes[node_id] = node
+        self._subs[node_id] = sub
+        if place or state.width <= 0 or state.height <= 0:
+            rect = self._default_rect(len(self._nodes) - 1)
+        else:
+            rect = QRect(state.x, state.y, state.width, state.height)
+        sub.setGeometry(rect)
+        self._normal_geometry[node_id] = QRect(rect)
+        sub.installEventFilter(self._watcher)
+        node.changed.connect(self.changed)
+        node.cost_changed.connect(self.cost_changed)
+        node.title_changed.connect(lambda title, s=sub: s.setWindowTitle(title or "Chat"))
+        node.run_finished.connect(lambda _reason: self.run_finished.emit())
+        node.fork_requested.connect(lambda fork, source=node: self.open_fork(source, fork))
+        sub.show()
+        if self.is_tabbed():
+            sub.showMaximized()
+        if activate:
+            self.mdi.setActiveSubWindow(sub)
+            node.setFocus()
+        self.nodes_changed.emit()
+        if fresh:
+            self.changed.emit()
+        return node
+
+    def open_fork(self, source: ChatNodeWidget, state: NodeState) -> ChatNodeWidget:
+        """Open a fork of ``source`` (``ChatNodeWidget.fork_requested``) next to it and activate it.
+
+        Beside it on the right when that fits in the area, else one cascade step down and right.
+        """
+        src = self._normal_geometry.get(source.node_id)
+        if src is None:
+            return self.add_node(state, place=True)
+        area = self.mdi.viewport().size()
+        rect = QRect(src.right() + 13, src.y(), src.width(), src.height())
+        if rect.right() > area.width():
+            rect = QRect(src.x() + 28, src.y() + 28, src.width(), src.height())
+        state.x, state.y, state.width, state.height = rect.x(), rect.y(), rect.width(), rect.height()
+        node = self.add_node(state)
+        self.changed.emit()
+        return node
+
+    def _node_icon(self) -> QIcon:
+        from PySide6.QtCore import Qt
+
+        if self._icon is None:
+            from desktop.ui.theme import app_icon
+
+            icon = app_icon()
+            if icon.isNull():  # no icon files: a transparent pixmap instead of Qt's logo
+                pixmap = QPixmap(16, 16)
+                pixmap.fill(Qt.GlobalColor.transparent)
+                icon = QIcon(pixmap)
+            self._icon = icon
+        return self._icon
+
+    def _default_rect(self, index: int) -> QRect:
+        area = self.mdi.viewport().size()
+        if area.width() < 300 or area.height() < 300:
+            window = self.mdi.window()
+            area = QSize(window.width() - 20, window.height() - 120)
+        width = max(360, min(DEFAULT_NODE_SIZE.width(), area.width() - 24))
+        height = max(320, min(DEFAULT_NODE_SIZE.height(), area.height() - 24))
+        step = 28 * (index % 8)
+        return QRect(12 + step, 12 + step, width, height)
+
+    def close_node(self, node: ChatNodeWidget) -> None:
+        """Close ``node`` (a running reply is stopped) and remove it from the project."""
+        sub = self._subs.get(node.node_id)
+        if sub is not None:
+            sub.close()
+
+    def on_subwindow_close(self, sub: QMdiSubWindow) -> None:
+        """A sub-window closes: shut its node down and forget it (not while the area itself closes)."""
+        if self.closing:
+            return
+        node = self._node_in(sub)
+        if node is None:
+            return
+        node_id = node.node_id
+        del self._nodes[node_id]
+        del self._subs[node_id]
+        self._normal_geometry.pop(node_id, None)
+        try:
+            node.shutdown()
+        except Exception:
+            log.exception("shutting down node %s failed", node_id)
+        self.nodes_changed.emit()
+        self.changed.emit()
+
+    def on_subwindow_geometry(self, sub: QMdiSubWindow) -> None:
+        """A sub-window moved or resized: remember the normal geometry a user gave it."""
+        node = self._node_in(sub)
+        if node is None or self.closing or self._switching_view:
+            return
+        if self.is_tabbed() or sub.isMaximized() or sub.isMinimized() or not sub.isVisible():
+            return
+        node_id = node.node_id
+        rect = sub.geometry()
+        if self._normal_geometry.get(node_id) != rect:
+            self._normal_geometry[node_id] = QRect(rect)
+            self.changed.emit()
+
+    def _remove(self, node_id: str) -> None:
+        """Shut one node down and take its sub-window out (``closing`` must be set)."""
+        node = self._nodes.pop(node_id)
+        sub = self._subs.pop(node_id)
+        try:
+            node.shutdown()
+        except Exception:
+            log.exception("shutting down node %s failed", node_id)
+        sub.removeEventFilter(self._watcher)
+        self.mdi.removeSubWindow(sub)
+        sub.deleteLater()
+
+    def clear(self) -> None:
+        """Shut every node down and remove it (switching projects)."""
+        self.closing = True
+        try:
+            for node_id in list(self._nodes):
+                self._remove(node_id)
+            self._normal_geometry.clear()
+        finally:
+            self.closing = False
+        self.nodes_changed.emit()
+
+    def shutdown(self) -> None:
+        """Shut every node down for good (the window closes); later closes are ignored."""
+        self.closing = True
+        for node in list(self._nodes.values()):
+            try:
+                node.shutdown()
+            except Exception:
+                log.exception("shutting down a node failed")
+
+    def replace_node(self, node: ChatNodeWidget, state: NodeState) -> ChatNodeWidget:
+        """Recreate ``node`` from ``state`` in place (same geometry; it moves to the end of the order)."""
+        node_id = node.node_id
+        rect = QRect(self._normal_geometry.get(node_id) or self._subs[node_id].geometry())
+        state = dataclasses.replace(state, x=rect.x(), y=rect.y(), width=rect.width(), height=rect.height())
+        self.closing = True
+        try:
+            self._remove(node_id)
+        finally:
+            self.closing = False
+        return self.add_node(state, activate=False)
+
+    # -- layout ---------------------------------------------------------------------------------
+    def tile(self) -> None:
+        """Tile the nodes (leaves tabbed mode)."""
+        if self.is_tabbed():
+            self._tabbed_action.setChecked(False)
+        self.mdi.tileSubWindows()
+        self._capture_all_geometry()
+
+    def cascade(self) -> None:
+        """Cascade the nodes (leaves tabbed mode)."""
+        if self.is_tabbed():
+            self._tabbed_action.setChecked(False)
+        self.mdi.cascadeSubWindows()
+        self._capture_all_geometry()
+
+    def is_tabbed(self) -> bool:
+        """True in tabbed mode."""
+        return self.mdi.viewMode() == QMdiArea.ViewMode.TabbedView
+
+    def set_tabbed(self, tabbed: bool) -> None:
+        """Switch between tabs (one node at a time) and free-floating sub-windows."""
+        if self._tabbed_action.isChecked() != tabbed:
+            self._tabbed_action.setChecked(tabbed)  # re-enters through toggled
+            return
+        if tabbed == self.is_tabbed():
+            return
+        if tabbed:
+            self._capture_all_geometry()
+            self.mdi.setViewMode(QMdiArea.ViewMode.TabbedView)
+        else:
+            saved = {node_id: QRect(rect) for node_id, rect in self._normal_geometry.items()}
+            self._switching_view = True  # leaving tabs resizes the maximized window: not a user's geometry
+            try:
+                self.mdi.setViewMode(QMdiArea.ViewMode.SubWindowView)
+                for node_id, sub in self._subs.items():
+                    sub.showNormal()
+                    rect = saved.get(node_id)
+                    if rect is not None:
+                        sub.setGeometry(rect)
+            finally:
+                self._switching_view = False
+            self._normal_geometry.update(saved)
+        self.changed.emit()
+
+    def _capture_all_geometry(self) -> None:
+        for sub in self._subs.values():
+            self.on_subwindow_geometry(sub)
+
+    def activate_first(self) -> None:
+        """Make the first sub-window the active one."""
+        subs = self.mdi.subWindowList()
+        if subs:
+            self.mdi.setActiveSubWindow(subs[0])

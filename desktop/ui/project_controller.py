@@ -1,0 +1,353 @@
+"""The project controller: open/new project, the debounced autosave, save and export.
+
+A project is a folder with ``project.json``. :class:`ProjectController` opens it through the core's
+``ProjectStore`` (a corrupt file is kept aside and reported in a banner), fills the node area, saves
+about a second after a node reports a change and at once when a run finishes, and exports a
+conversation as Markdown.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtGui import QTextCursor
+from PySide6.QtWidgets import QFileDialog, QMainWindow
+
+from desktop.ui.banner import Banner, BannerArea, BannerKind
+from desktop.ui.node_area import NodeArea, new_node_state
+
+if TYPE_CHECKING:
+    from desktop.core.chat.types import ChatMessage
+    from desktop.core.project import Project, ProjectStore
+    from desktop.ui.chat_node import ChatNodeWidget
+    from desktop.ui.context import AppContext
+
+log = logging.getLogger(__name__)
+
+__all__ = ["ProjectController", "AUTOSAVE_DELAY_MS", "VIEW_MODE_KEY"]
+
+AUTOSAVE_DELAY_MS = 1000
+"""Debounce of the autosave after a node reports a change."""
+
+VIEW_MODE_KEY = "view_mode"
+"""The key of ``Project.extra`` that remembers tabs ("tabbed") or free sub-windows ("windows")."""
+
+
+class ProjectController(QObject):
+    """Opens, saves and exports the window's project.
+
+    Args:
+        window: The main window (parent of the file dialogs; its status bar shows short messages).
+        banners: Where problems are reported.
+        area: The node area the project's nodes open in.
+        context: Returns the application context (raises while the window is only a shell).
+
+    Signals:
+        opened(str, bool): A project folder was opened; the flag says the nodes are new and should be
+            tiled once the window shows.
+        saved(): The project was written.
+    """
+
+    opened = Signal(str, bool)
+    saved = Signal()
+
+    def __init__(self, window: QMainWindow, banners: BannerArea, area: NodeArea,
+                 context: Callable[[], AppContext]) -> None:
+        super().__init__(window)
+        self._window = window
+        self._banners = banners
+        self._area = area
+        self._context = context
+        self.store: ProjectStore | None = None
+        self.open_budget_settings: Callable[[str], object] = lambda _scope: None
+        """Shows where a budget is set (``app``: Settings → General; ``project``: the project's
+        budget dialog); the window sets it."""
+        self._extra: dict[str, Any] = {}
+        self.autosave = QTimer(self)
+        self.autosave.setSingleShot(True)
+        self.autosave.setInterval(AUTOSAVE_DELAY_MS)
+        self.autosave.timeout.connect(self.save)
+        area.changed.connect(self.schedule_save)
+        area.run_finished.connect(self.save)
+
+    @property
+    def folder(self) -> Path | None:
+        """The open project folder."""
+        return self.store.folder if self.store is not None else None
+
+    def _banner(self, text: str, kind: BannerKind, object_name: str) -> Banner:
+        return self._banners.show_banner(Banner(text, kind=kind, object_name=object_name))
+
+    # -- opening --------------------------------------------------------------------------------
+    def open(self, folder: Path) -> None:
+        """Save and close the current project, then open ``folder`` (created when missing).
+
+        A corrupt ``project.json`` is kept aside by the store and reported in a banner; the window
+        then starts with a fresh project. A project without nodes gets one empty chat node (two in
+        demo mode, the first with the tour's prompt ready in its input).
+        """
+        folder = Path(folder).expanduser().resolve()
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            self._banner(f"Could not open {folder}: {exc.strerror or exc}", "error", "projectErrorBanner")
+            return
+        from desktop.core.project import ProjectStore
+        from desktop.ui.services import AppServices
+
+        if self.store is not None:
+            if not self.store.read_only and not self.save():
+                # Switching would close the nodes and lose what the failed save could not write.
+                self._banner(f"Stayed in {self.folder}: it could not be saved, so switching would lose its "
+                             "latest messages. Free some space or fix the folder's permissions, then try "
+                             "again (File → Export keeps a copy meanwhile).", "error", "projectSwitchBanner")
+                return
+            self.store.release()
+            self._area.clear()
+        context = self._context()
+        store = ProjectStore(folder, history_cap_bytes=context.effective_settings().history_cap_bytes,
+                             grants=context.grants)
+        fresh = not store.path.exists()
+        loaded = store.open()
+        project, problem = loaded.value, loaded.error
+        if problem is not None and problem.recovered_from is None:
+            fresh = True
+        self.store = store
+        context.project_dir = folder
+        area = self._area
+
+        def node_title(node_id: str) -> str:
+            node = area.node(node_id)
+            return node.title if node is not None else ""
+
+        context.node_title = node_title
+
+        def archive(node_id: str, messages: Sequence[ChatMessage]) -> None:
+            store.archive_messages(node_id, messages)
+
+        self._area.services = AppServices(
+            runtime=context.runtime,
+            bridge=context.bridge,
+            settings=context.effective_settings,
+            list_models=context.list_models,
+            archive=archive,
+            read_archive=store.read_archive,
+            budget_check=lambda: context.budget_check(self.monthly_budget),
+            open_budget_settings=lambda scope: self.open_budget_settings(scope),
+        )
+        self._extra = dict(project.extra)
+        for name in ("projectCorruptBanner", "projectReadOnlyBanner", "projectRequestsBanner",
+                     "projectChangedBanner"):
+            stale = self._banners.find(name)
+            if stale is not None:
+                stale.dismiss()
+        notices = [n for n in loaded.notices if n != loaded.read_only_reason]
+        if notices:
+            self._banner("\n".join(notices), "warning", "projectCorruptBanner")
+        if loaded.read_only_reason is not None:
+            self._read_only_banner(loaded.read_only_reason)
+        asks = [f"{', '.join(n.requested_always_allow)} in \u201c{n.title}\u201d"
+                for n in project.nodes if n.requested_always_allow]
+        if asks:
+            self._banner("This project's file asks to always allow " + "; ".join(asks) + ". Nothing was "
+                         "allowed: a project file cannot grant permissions, so each call still asks "
+                         "(Always allow on a card grants it for you only).", "warning",
+                         "projectRequestsBanner")
+        states = list(project.nodes)
+        offer = context.demo_offer if context.demo else None
+        new_nodes = fresh or not states
+        if new_nodes:
+            if offer is not None:
+                states = [new_node_state(0, title="Tour of Chat Nodes"),
+                          new_node_state(1, title="Scratchpad")]
+            else:
+                states = [new_node_state(0)]
+        for state in states:
+            self._area.add_node(state, activate=False, place=fresh)
+        if new_nodes and offer is not None:
+            # A first-time visitor should not face two blank panes: the tour's first prompt is ready
+            # in the input, one Enter away.
+            tour = self._area.node(states[0].id)
+            if tour is not None:
+                tour.chat_input.setPlainText(offer.first_prompt)
+                tour.chat_input.moveCursor(QTextCursor.MoveOperation.End)
+                tour.chat_input.setFocus()
+        if self._extra.get(VIEW_MODE_KEY) == "tabbed":
+            self._area.set_tabbed(True)
+        self._area.activate_first()
+        self.opened.emit(str(folder), new_nodes)
+        if fresh and not store.read_only:
+            self.save()
+
+    def _read_only_banner(self, reason: str, *, hint: str = "Take over once it is closed there.") -> None:
+        banner = self._banner(f"{reason}. {hint}", "warning", "projectReadOnlyBanner")
+        banner.add_action("Take over", self.take_over, object_name="takeOverButton")
+
+    def take_over(self) -> bool:
+        """Become the project's writer once the other window or instance has closed it, and reopen
+        the project so its latest saved state is what this window shows and saves."""
+        store = self.store
+        if store is None or not store.read_only:
+            return True
+        if not store.take_over():
+            self._read_only_banner(store.read_only_reason or "The project is still open elsewhere.",
+                                   hint="Close it there first, then take over.")
+            return False
+        folder = store.folder
+        store.release()
+        self.store = None  # nothing to save: this window could not write, the other one did
+        self._area.clear()
+        self.open(folder)
+        return self.store is not None and not self.store.read_only
+
+    @property
+    def monthly_budget(self) -> float | None:
+        """The open project's own monthly budget (``"budget"`` in ``project.json``), or None."""
+        from desktop.core.usage import parse_budget
+
+        try:
+            return parse_budget(self._extra)
+        except ValueError:
+            return None
+
+    def set_monthly_budget(self, limit: float | None) -> None:
+        """Set (or with None remove) the project's monthly budget and save the project."""
+        from desktop.core.usage import budget_block
+
+        block = budget_block(limit)
+        if block is None:
+            self._extra.pop("budget", None)
+        else:
+            self._extra["budget"] = block
+        self.save()
+
+    def current_project(self) -> Project:
+        """The open project as it would be saved now (nodes in window order, with geometry)."""
+        from desktop.core.project import Project
+
+        extra = dict(self._extra)
+        extra[VIEW_MODE_KEY] = "tabbed" if self._area.is_tabbed() else "windows"
+        return Project(version=1, nodes=self._area.states(), extra=extra)
+
+    # -- saving ---------------------------------------------------------------------------------
+    def save(self) -> bool:
+        """Write the project now (atomically); returns False and shows a banner when it fails."""
+        self.autosave.stop()
+        if self.store is None:
+            return False
+        if self.store.read_only:
+            return False  # the banner says so; the other window or instance is the writer
+        from desktop.core.project import ProjectChangedError
+
+        try:
+            result = self.store.save(self.current_project())
+        except ProjectChangedError:
+            self._changed_banner()
+            return False
+        except Exception as exc:  # disk full, permissions...: tell the user, keep running
+            log.exception("saving the project failed")
+            self._banner(f"The project could not be saved: {self._context().scrub(str(exc))}", "error",
+                         "saveErrorBanner")
+            return False
+        for node_id, info in result.trimmed.items():
+            node = self._area.node(node_id)
+            if node is not None:
+                node.apply_saved(info)
+        stale = self._banners.find("saveErrorBanner")
+        if stale is not None:
+            stale.dismiss()
+        self.saved.emit()
+        return True
+
+    def _changed_banner(self) -> None:
+        if self._banners.find("projectChangedBanner") is not None:
+            return
+        banner = self._banner("project.json was changed by another program since it was opened; it was "
+                              "not overwritten.", "warning", "projectChangedBanner")
+        banner.add_action("Keep mine", self._overwrite, object_name="overwriteButton")
+        banner.add_action("Load theirs", self._reload, object_name="reloadButton")
+
+    def _overwrite(self) -> None:
+        store = self.store
+        if store is None:
+            return
+        try:
+            result = store.save(self.current_project(), force=True)
+        except Exception as exc:  # noqa: BLE001 - reported, never raised into Qt
+            log.exception("overwriting the project failed")
+            self._banner(f"The project could not be saved: {self._context().scrub(str(exc))}", "error",
+                         "saveErrorBanner")
+            return
+        for node_id, info in result.trimmed.items():
+            node = self._area.node(node_id)
+            if node is not None:
+                node.apply_saved(info)
+        self.saved.emit()
+
+    def _reload(self) -> None:
+        store = self.store
+        if store is None:
+            return
+        folder = store.folder
+        store.release()
+        self.store = None  # the other program's file wins: nothing of this window's state is written
+        self._area.clear()
+        self.open(folder)
+
+    def schedule_save(self) -> None:
+        """Save about a second from now (restarted by every further change)."""
+        if not self._area.closing and self.store is not None:
+            self.autosave.start()
+
+    # -- dialogs and export ---------------------------------------------------------------------
+    def new_project_dialog(self) -> None:
+        """Ask for an empty folder and open it as a new project."""
+        folder = QFileDialog.getExistingDirectory(self._window, "New project: choose an empty folder")
+        if folder:
+            self.open(Path(folder))
+
+    def open_project_dialog(self) -> None:
+        """Ask for a project folder and open it."""
+        start = str(self.folder) if self.folder else ""
+        folder = QFileDialog.getExistingDirectory(self._window, "Open project folder", start)
+        if folder:
+            self.open(Path(folder))
+
+    def export_dialog(self) -> None:
+        """Ask where to save the active conversation as Markdown, then export it."""
+        node = self._area.active_node()
+        if node is None:
+            self._window.statusBar().showMessage("Select a node to export", 3000)
+            return
+        title = (node.to_state().title or "conversation").strip()
+        safe = "".join(ch if ch.isalnum() or ch in "-_ ." else "_" for ch in title)[:60] or "conversation"
+        start = str((self.folder or Path.home()) / f"{safe}.md")
+        path, _filter = QFileDialog.getSaveFileName(self._window, "Export conversation", start,
+                                                    "Markdown (*.md);;All files (*)")
+        if path:
+            self.export(Path(path), node)
+
+    def export(self, path: Path, node: ChatNodeWidget | None = None) -> Path | None:
+        """Write the conversation of ``node`` (the active one when None) as Markdown to ``path``."""
+        node = node or self._area.active_node()
+        if node is None:
+            return None
+        try:
+            text = node.export_markdown()
+            tmp = path.with_name(path.name + ".tmp")
+            # A lone surrogate that slipped past the drivers must not cost the user the export.
+            tmp.write_text(text, encoding="utf-8", errors="replace")
+            tmp.replace(path)
+        except OSError as exc:
+            self._banner(f"Export failed: {exc.strerror or exc}", "error", "exportErrorBanner")
+            return None
+        except Exception as exc:  # noqa: BLE001 - reported in the window, never raised into Qt
+            log.exception("export failed")
+            self._banner(f"Export failed: {self._context().scrub(str(exc))}", "error", "exportErrorBanner")
+            return None
+        self._window.statusBar().showMessage(f"Exported to {path}", 5000)
+        return path

@@ -1,0 +1,90 @@
+"""Vulture's allow-list: names that look unused in ``desktop/`` but are used from outside it.
+
+Every entry is used by the tests, the benchmarks or automation (they read the app's state through
+these names), or is an API a library calls. Qt's virtual methods (``eventFilter``, ``paintEvent``...)
+are listed in ``[tool.vulture] ignore_names`` in pyproject.toml. Dead code does not go here: remove it.
+"""
+
+# ruff: noqa: F821, B018
+# (names on ``_`` are attribute names, in vulture's whitelist format; the file is never imported)
+
+# Read by tests and automation (state and test hooks of widgets and services).
+_.probe_task  # MainWindow: the first-run local-server probe
+_.export_conversation  # MainWindow: export without the file dialog
+_.installed  # ErrorReporter
+_.last_error  # ErrorReporter: the last summary shown
+_.subscriber_count  # RuntimeBridge
+_.total_tokens  # core.chat.types.Usage
+_.last_corrupt  # core.settings.SettingsStore
+_.bad_lines  # core.project archive reading
+_.is_expanded  # cards
+_.completer  # chat_input
+_.completion_visible  # chat_input
+_.ticks  # frames
+_.is_pending  # frames
+_.pending_count  # frames
+_.set_key  # settings_dialog
+_.line_count  # textflow
+_.set_markdown  # transcript
+_.views  # transcript
+_.message_texts  # transcript
+_.view_for  # transcript
+_.unloaded_count  # transcript
+_.pending_permission_cards  # transcript
+
+_.revision  # ChatNodeWidget: the conversation's revision (cost cache key)
+
+# The loopback provider's scripting and inspection API (desktop.demo), used by the tests and benchmarks
+# through desktop.testing.
+_.openai_base_url
+_.script
+_.pending_turns
+_.requests
+_.connection_count
+_.clear_requests
+_.wait_for_requests
+_.fast_turn
+_.midstream_error
+_.drop
+_.malformed
+_.huge_chunk
+
+# Core persistence API exercised by the project tests (and, for servers, the MCP approval grants).
+_.kept_ids  # core.archive.TrimInfo
+_.for_project  # core.permissions.GrantStore
+_.allow_tool
+_.allow_server
+_.revoke_server
+_.forget_node
+_.archive_dir  # core.project.ProjectStore
+_.load_or_recover
+_.archive_path
+_.read_archive_contents
+_.full_history
+
+# Usage dashboard figures read by its tests.
+_.day_total  # core.usage DailySpend
+_.series  # ui.usage_chart.UsageChart
+_.stacks
+
+# MCP core API used by its tests and by the MCP settings page, trust banner and approval card.
+_.destructive  # core.mcp.McpToolInfo annotations
+_.idempotent
+_.open_world
+_.restart  # core.mcp.McpManager
+_.set_servers
+_.server_names
+_.wait_ready
+_.data_b64  # core.mcp results
+_.full_text
+_.resource_links
+_.images
+_.banner_lines  # core.mcp trust
+_.trust
+_.revoke
+_.trusted_servers
+
+# Library APIs.
+_.priority  # keyring.backend.KeyringBackend.priority (screenshots' in-memory keyring)
+_.length  # QTextLayout.FormatRange.length (textflow)
+_.format  # QTextLayout.FormatRange.format (textflow)
