@@ -48,6 +48,11 @@ class BlockStream:
         self._tokenised_size = 0  # size of the tail at its last tokenisation
         self._fence_close: re.Pattern[str] | None = None
 
+    @property
+    def parsed_to(self) -> int:
+        """Where the complete lines looked at so far end."""
+        return self._parsed_to
+
     def advance(self, text: str) -> list[str]:
         """The sources of the blocks of ``text`` that became complete since the last call.
 

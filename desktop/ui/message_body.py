@@ -42,6 +42,7 @@ __all__ = [
     "BEHIND_CHARS",
     "BLOCK_GAP",
     "RENDER_BUDGET",
+    "ADVANCE_CHARS",
 ]
 
 LIVE_MARKDOWN_LIMIT = 6000
@@ -59,6 +60,9 @@ BLOCK_GAP = 12
 """Space between two stacked body segments: Qt's collapsed margin between two paragraphs."""
 RENDER_BUDGET = 0.003
 """Seconds of block rendering one update of a streamed body may spend (at least one block)."""
+ADVANCE_CHARS = 4000
+"""New text one update of a streamed body looks at for complete blocks (whole lines; a burst is
+taken a slice at a time, so finding its blocks never costs more than this much parsing)."""
 
 
 class Segment(NamedTuple):
@@ -278,6 +282,7 @@ class StreamedBody:
         self._counts: list[int] = []  # how many blocks each closed source rendered to
         self._builder = SegmentBuilder()
         self._pending: list[str] = []  # closed sources waiting to be rendered
+        self._caught_up = True  # the stream has looked at every complete line of the text
         self._rendered_end = 0  # where the text of the rendered blocks ends
         self._finished = False
         self._tail: list[Segment] = []  # the tail's Markdown part, rendered from [_tail_from, _tail_to)
@@ -288,7 +293,25 @@ class StreamedBody:
     @property
     def busy(self) -> bool:
         """True while closed blocks wait to be rendered (call ``live``/``finish`` again next frame)."""
-        return bool(self._pending)
+        return bool(self._pending) or not self._caught_up
+
+    def _advance(self, content: str) -> None:
+        """Find the blocks closed in ``content``, looking at ``ADVANCE_CHARS`` of new text at most."""
+        stream = self.stream
+        seen = max(stream.parsed_to, stream.closed_end)
+        limit = seen + ADVANCE_CHARS
+        complete = content.rfind("\n") + 1
+        if complete <= limit:
+            self._pending += stream.advance(content)
+            self._caught_up = True
+            return
+        cut = content.rfind("\n", seen, limit) + 1
+        if cut <= seen:  # one very long line: take it whole
+            cut = content.find("\n", limit) + 1
+        while cut < complete and content[cut] == "\n":  # and the blank lines after it (they end blocks)
+            cut += 1
+        self._pending += stream.advance(content[:cut])
+        self._caught_up = cut >= complete
 
     def _render(self, source: str, *, highlight: bool = True) -> list[MarkdownBlock]:
         self.renders += 1
@@ -329,9 +352,9 @@ class StreamedBody:
         Returns:
             The closed blocks' segments (they only grow at the end) and the open tail's.
         """
-        self._pending += self.stream.advance(content)
+        self._advance(content)
         self._drain()
-        if self._pending:
+        if self.busy:
             self._tail_from = -1
             return self._behind(content)
         start = self.stream.closed_end
@@ -363,7 +386,9 @@ class StreamedBody:
 
         When blocks are still waiting (``busy``), call again next frame with the same content.
         """
-        if not self._finished:
+        if not self._caught_up:
+            self._advance(content)
+        if not self._finished and self._caught_up:
             self._finished = True
             tail = self.stream.tail(content)
             # Its reference definitions are needed first; a tail of definitions only renders nothing.
@@ -372,7 +397,7 @@ class StreamedBody:
             else:
                 self._rendered_end = len(content)
         self._drain()
-        if self._pending:
+        if self.busy:
             return self._behind(content)
         self._refresh_late_references()
         self._tail = []
