@@ -51,16 +51,16 @@ LIVE_MARKDOWN_INTERVAL = 0.25
 """While streaming, the open tail is re-rendered at most this often (seconds)."""
 PLAIN_SEGMENT_CHARS = 2000
 """A paragraph without inline markup at least this long is shown by a ``TextFlowView``."""
-GROUP_CHARS = 4000
+GROUP_CHARS = 3000
 """Consecutive rich-text blocks share one ``MarkdownView`` while its HTML stays within this size
 (a bigger block gets one of its own): appending a block re-lays out at most this much."""
-BEHIND_CHARS = 2000
+BEHIND_CHARS = 1000
 """While closed blocks wait to be rendered, at most this much of the text after them is shown."""
 BLOCK_GAP = 12
 """Space between two stacked body segments: Qt's collapsed margin between two paragraphs."""
-RENDER_BUDGET = 0.003
+RENDER_BUDGET = 0.002
 """Seconds of block rendering one update of a streamed body may spend (at least one block)."""
-ADVANCE_CHARS = 4000
+ADVANCE_CHARS = 3000
 """New text one update of a streamed body looks at for complete blocks (whole lines; a burst is
 taken a slice at a time, so finding its blocks never costs more than this much parsing)."""
 
