@@ -63,6 +63,7 @@ class FrameScheduler(QObject):
         self._interval = interval_ms
         self._resume = resume_ms
         self._pending: dict[Hashable, Callable[[], None]] = {}
+        self._soon: set[Hashable] = set()  # pending requests that catch up with a backlog
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setTimerType(Qt.TimerType.PreciseTimer)
@@ -84,6 +85,7 @@ class FrameScheduler(QObject):
         """
         self._pending[key] = callback
         if soon:
+            self._soon.add(key)
             if not self._timer.isActive() or self._timer.remainingTime() > CATCH_UP_MS:
                 self._timer.start(CATCH_UP_MS)
         elif not self._timer.isActive():
@@ -102,6 +104,7 @@ class FrameScheduler(QObject):
     def cancel(self, key: Hashable) -> None:
         """Forget the pending request of ``key`` (it rendered by itself, or is going away)."""
         self._pending.pop(key, None)
+        self._soon.discard(key)
 
     def is_pending(self, key: Hashable) -> bool:
         """True while ``key`` waits for a tick."""
@@ -123,6 +126,7 @@ class FrameScheduler(QObject):
             callback = self._pending.pop(key, None)
             if callback is None:
                 continue
+            self._soon.discard(key)
             try:
                 callback()
             except RuntimeError as exc:  # the widget behind it was deleted meanwhile
@@ -130,7 +134,8 @@ class FrameScheduler(QObject):
             except Exception:  # noqa: BLE001 - one broken view must not stop the others rendering
                 log.exception("frame callback for %r failed", key)
             if i + 1 < len(batch) and time.perf_counter() - start >= limit:
-                self._timer.start(self._delay(self._resume))
+                catching_up = any(k in self._soon for k in self._pending)
+                self._timer.start(CATCH_UP_MS if catching_up else self._delay(self._resume))
                 break
         settle()
         # The paint this tick caused runs as soon as control is back in the event loop (posted
