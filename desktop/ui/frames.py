@@ -28,7 +28,7 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QTimer
 
 log = logging.getLogger(__name__)
 
-__all__ = ["FrameScheduler", "frame_scheduler", "settle", "FRAME_MS", "FRAME_BUDGET_MS"]
+__all__ = ["FrameScheduler", "frame_scheduler", "settle", "FRAME_MS", "FRAME_BUDGET_MS", "CATCH_UP_MS"]
 
 FRAME_MS = 16
 """Delay from the first request to the tick that serves it."""
@@ -42,6 +42,8 @@ that follows it), so rendering takes at most ~1/12 of the time however fast text
 that costs under ~1.3 ms (an answer streaming at a normal speed) keeps the 16 ms cadence."""
 MAX_FRAME_MS = 66
 """The pacing never spaces ticks further apart than this (15 frames a second)."""
+CATCH_UP_MS = 4
+"""Delay of a tick asked for ``soon`` (catching up with a backlog, one budget at a time)."""
 
 _scheduler: FrameScheduler | None = None
 
@@ -61,6 +63,7 @@ class FrameScheduler(QObject):
         self._interval = interval_ms
         self._resume = resume_ms
         self._pending: dict[Hashable, Callable[[], None]] = {}
+        self._soon: set[Hashable] = set()  # pending requests that catch up with a backlog
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setTimerType(Qt.TimerType.PreciseTimer)
@@ -70,10 +73,22 @@ class FrameScheduler(QObject):
         self._last_tick = -1e9
         self._measuring = 0.0
 
-    def request(self, key: Hashable, callback: Callable[[], None]) -> None:
-        """Run ``callback()`` at the next tick (a pending request for ``key`` is replaced)."""
+    def request(self, key: Hashable, callback: Callable[[], None], *, soon: bool = False) -> None:
+        """Run ``callback()`` at the next tick (a pending request for ``key`` is replaced).
+
+        Args:
+            key: who asks (one pending request per key).
+            callback: the render to run.
+            soon: catching up with work already received (a burst rendered a budget at a time):
+                the tick comes ``CATCH_UP_MS`` later rather than at the paced frame interval, so
+                the backlog is done in small slices with the event loop served in between.
+        """
         self._pending[key] = callback
-        if not self._timer.isActive():
+        if soon:
+            self._soon.add(key)
+            if not self._timer.isActive() or self._timer.remainingTime() > CATCH_UP_MS:
+                self._timer.start(CATCH_UP_MS)
+        elif not self._timer.isActive():
             self._timer.start(self._delay(self._interval))
 
     def _delay(self, minimum: int) -> int:
@@ -89,6 +104,7 @@ class FrameScheduler(QObject):
     def cancel(self, key: Hashable) -> None:
         """Forget the pending request of ``key`` (it rendered by itself, or is going away)."""
         self._pending.pop(key, None)
+        self._soon.discard(key)
 
     def is_pending(self, key: Hashable) -> bool:
         """True while ``key`` waits for a tick."""
@@ -110,6 +126,7 @@ class FrameScheduler(QObject):
             callback = self._pending.pop(key, None)
             if callback is None:
                 continue
+            self._soon.discard(key)
             try:
                 callback()
             except RuntimeError as exc:  # the widget behind it was deleted meanwhile
@@ -117,7 +134,8 @@ class FrameScheduler(QObject):
             except Exception:  # noqa: BLE001 - one broken view must not stop the others rendering
                 log.exception("frame callback for %r failed", key)
             if i + 1 < len(batch) and time.perf_counter() - start >= limit:
-                self._timer.start(self._delay(self._resume))
+                catching_up = any(k in self._soon for k in self._pending)
+                self._timer.start(CATCH_UP_MS if catching_up else self._delay(self._resume))
                 break
         settle()
         # The paint this tick caused runs as soon as control is back in the event loop (posted

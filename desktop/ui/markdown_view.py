@@ -3,6 +3,9 @@
 The view fits its height to its content, never scrolls itself (the transcript scrolls) and loads
 no resources: no images, no style sheets, no remote or local files. Clicked links open in the
 system browser only when ``desktop.ui.markdown.safe_link`` accepts them.
+
+Each code block shown gets a **Copy** button (``copyCodeButton``, a real ``QToolButton`` on the
+view's viewport, at the right of the block's label line) that copies the block's raw code.
 """
 
 from __future__ import annotations
@@ -11,14 +14,25 @@ import logging
 from collections.abc import Callable
 
 from PySide6.QtCore import QByteArray, Qt, QUrl
-from PySide6.QtGui import QContextMenuEvent, QDesktopServices, QGuiApplication, QWheelEvent
-from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QWidget
+from PySide6.QtGui import (
+    QContextMenuEvent,
+    QDesktopServices,
+    QGuiApplication,
+    QResizeEvent,
+    QTextFrame,
+    QTextTable,
+    QWheelEvent,
+)
+from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QToolButton, QWidget
 
-from desktop.ui.markdown import MarkdownTheme, document_css, render_markdown, safe_link
+from desktop.ui.markdown import MarkdownTheme, document_css, render_markdown_blocks, safe_link
 
 log = logging.getLogger(__name__)
 
 __all__ = ["MarkdownView", "open_link", "copy_to_clipboard"]
+
+_COPY_BUTTON_HEIGHT = 20
+"""Height of a code block's Copy button: it fits on the block's label line (see ``code_block_html``)."""
 
 
 def copy_to_clipboard(text: str) -> None:
@@ -69,6 +83,8 @@ class MarkdownView(QTextBrowser):
         self._css = ""
         self._html: str | None = None
         self._top_gap = 0
+        self._codes: list[tuple[int, str]] = []  # (table index in document order, raw code)
+        self.copy_buttons: list[QToolButton] = []
         self.setFixedHeight(self._height_for(0.0))
 
     def loadResource(self, type: int, name: QUrl | str) -> object:  # noqa: A002,N802 - Qt signature
@@ -82,10 +98,18 @@ class MarkdownView(QTextBrowser):
 
     def set_markdown(self, text: str, theme: MarkdownTheme) -> None:
         """Render ``text`` as Markdown (replacing what is shown)."""
-        self.set_html(render_markdown(text, theme), theme)
+        blocks = render_markdown_blocks(text, theme)
+        self.set_html("".join(b.html for b in blocks), theme, tuple(t for b in blocks for t in b.tables))
 
-    def set_html(self, html: str, theme: MarkdownTheme) -> None:
-        """Show rendered Markdown ``html`` (nothing is done when the same is already shown)."""
+    def set_html(self, html: str, theme: MarkdownTheme, tables: tuple[str | None, ...] = ()) -> None:
+        """Show rendered Markdown ``html`` (nothing is done when the same is already shown).
+
+        Args:
+            html: Qt rich text from ``desktop.ui.markdown``.
+            theme: the theme it was rendered with (sets the document's style sheet).
+            tables: ``MarkdownBlock.tables`` of what ``html`` holds: each code block gets a Copy
+                button copying its raw code.
+        """
         css = document_css(theme)
         if css == self._css and html == self._html:
             return
@@ -93,7 +117,62 @@ class MarkdownView(QTextBrowser):
             self.document().setDefaultStyleSheet(css)
             self._css = css
         self._html = html
+        # Lay the text out at the width the view has (or was given before it is shown): Qt would
+        # otherwise lay it out unwrapped now and again at the real width when the view is shown.
+        width = self.width() - 2 * self.frameWidth()
+        sized = self.isVisible() or self.testAttribute(Qt.WidgetAttribute.WA_Resized)
+        if sized and width > 0 and self.document().textWidth() != width:
+            self.document().setTextWidth(width)
         self.setHtml(html)
+        self._set_copy_buttons([(i, code) for i, code in enumerate(tables) if code is not None])
+
+    def _set_copy_buttons(self, codes: list[tuple[int, str]]) -> None:
+        self._codes = codes
+        buttons = self.copy_buttons
+        while len(buttons) < len(codes):
+            button = QToolButton(self.viewport())
+            button.setObjectName("copyCodeButton")
+            button.setText("Copy")
+            button.setToolTip("Copy this code")
+            button.setAccessibleName("Copy code")
+            button.setCursor(Qt.CursorShape.PointingHandCursor)
+            button.clicked.connect(lambda _=False, b=button: self._copy_code(b))
+            buttons.append(button)
+        for button in buttons[len(codes) :]:
+            button.hide()
+            button.deleteLater()
+        del buttons[len(codes) :]
+        self._place_copy_buttons()
+
+    def _copy_code(self, button: QToolButton) -> None:
+        if button in self.copy_buttons:
+            copy_to_clipboard(self.code_for(button))
+
+    def code_for(self, button: QToolButton) -> str:
+        """The raw code a Copy button copies."""
+        return self._codes[self.copy_buttons.index(button)][1]
+
+    def _place_copy_buttons(self) -> None:
+        """Put each Copy button at the top right of its code block (after every layout change)."""
+        if not self.copy_buttons:
+            return
+        frames: list[QTextFrame] = []
+        pending = list(self.document().rootFrame().childFrames())
+        while pending:  # document order: a frame, then the frames inside it
+            frame = pending.pop(0)
+            frames.append(frame)
+            pending[:0] = frame.childFrames()
+        tables = [f for f in frames if isinstance(f, QTextTable)]
+        layout = self.document().documentLayout()
+        for button, (index, _code) in zip(self.copy_buttons, self._codes, strict=True):
+            if index >= len(tables):
+                button.hide()
+                continue
+            rect = layout.frameBoundingRect(tables[index])
+            width = button.sizeHint().width()
+            right = min(int(rect.right()), self.viewport().width() - 1)
+            button.setGeometry(right - width - 6, int(rect.top()) + 3, width, _COPY_BUTTON_HEIGHT)
+            button.show()
 
     def set_top_gap(self, pixels: int) -> None:
         """Empty space above the text (separates it from the block before it)."""
@@ -109,6 +188,12 @@ class MarkdownView(QTextBrowser):
         h = self._height_for(self.document().size().height())
         if h != self.height():
             self.setFixedHeight(h)
+        self._place_copy_buttons()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        """Re-wrap, then move the Copy buttons with their code blocks."""
+        super().resizeEvent(event)
+        self._place_copy_buttons()
 
     def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802 - Qt override
         """Let the transcript scroll: this view never scrolls itself."""
@@ -123,3 +208,4 @@ class MarkdownView(QTextBrowser):
             action.triggered.connect(self.copy_message)
         menu.exec(event.globalPos())
         menu.deleteLater()
+

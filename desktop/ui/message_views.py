@@ -5,18 +5,15 @@ nothing of the transcript that holds them: what they need (the Markdown theme, t
 formatter) is handed in, and what the transcript must learn (a tool card was created, a permission
 was decided) is emitted as a signal.
 
-An assistant message being streamed ("live") shows its complete lines as Markdown (re-rendered at
-most every ``LIVE_MARKDOWN_INTERVAL`` seconds while they fit in ``LIVE_MARKDOWN_LIMIT``
-characters) and the rest as plain text in a ``TextFlowView``, whose appends cost O(new text)
-however long the paragraph. Once complete it is rendered as Markdown; a long paragraph without
-inline markup stays in a ``TextFlowView``.
+An assistant message's body is a ``MessageBody`` (``desktop.ui.message_body``): while it streams,
+a ``StreamedBody`` renders each complete top-level block once and re-renders only the open tail;
+when it ends, only the tail is rendered. A message shown complete is rendered once, whole.
 
 Every view answers ``toPlainText()`` (and ``text()``) with what it shows.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 from PySide6.QtCore import QPoint, Qt, Signal
@@ -34,10 +31,19 @@ from PySide6.QtWidgets import (
 
 from desktop.core.chat.types import ChatMessage, ToolCall
 from desktop.ui.cards import ThinkingBlock, ToolCard
-from desktop.ui.markdown import MarkdownBlock, MarkdownTheme, render_markdown_blocks
-from desktop.ui.markdown_view import MarkdownView, copy_to_clipboard
+from desktop.ui.markdown import MarkdownTheme, render_markdown_blocks
+from desktop.ui.markdown_view import copy_to_clipboard
 from desktop.ui.message_actions import MessageActions
-from desktop.ui.textflow import TextFlowView
+from desktop.ui.message_body import (
+    BLOCK_GAP,
+    LIVE_MARKDOWN_INTERVAL,
+    LIVE_MARKDOWN_LIMIT,
+    PLAIN_SEGMENT_CHARS,
+    MessageBody,
+    Segment,
+    StreamedBody,
+    body_segments,
+)
 
 __all__ = [
     "MessageView",
@@ -45,6 +51,7 @@ __all__ = [
     "NoteMessageView",
     "AssistantMessageView",
     "ToolMessageView",
+    # re-exported from desktop.ui.message_body
     "MessageBody",
     "Segment",
     "body_segments",
@@ -53,119 +60,6 @@ __all__ = [
     "PLAIN_SEGMENT_CHARS",
     "BLOCK_GAP",
 ]
-
-LIVE_MARKDOWN_LIMIT = 6000
-"""While streaming, complete lines are rendered as Markdown only up to this many characters."""
-LIVE_MARKDOWN_INTERVAL = 0.25
-"""While streaming, the Markdown part is re-rendered at most this often (seconds)."""
-PLAIN_SEGMENT_CHARS = 2000
-"""A paragraph without inline markup at least this long is shown by a ``TextFlowView``."""
-BLOCK_GAP = 12
-"""Space between two stacked body segments: Qt's collapsed margin between two paragraphs."""
-
-Segment = tuple[str, str, int]
-"""What one body segment shows: ``("html", html, top_gap)`` or ``("plain", text, top_gap)``."""
-
-
-def body_segments(blocks: list[MarkdownBlock]) -> list[Segment]:
-    """Group rendered blocks into body segments.
-
-    Consecutive blocks share one rich-text segment, except paragraphs of at least
-    ``PLAIN_SEGMENT_CHARS`` characters without inline markup: those get a plain segment, whose
-    layout does not have to be redone as one huge paragraph (and is reused from the live view).
-
-    Args:
-        blocks: the rendered blocks of one message, in order.
-
-    Returns:
-        The segments to show, in order; the first has no top gap.
-    """
-    out: list[Segment] = []
-    html: list[str] = []
-
-    def flush() -> None:
-        if html:
-            out.append(("html", "".join(html), BLOCK_GAP if out else 0))
-            html.clear()
-
-    for block in blocks:
-        if block.plain is not None and len(block.plain) >= PLAIN_SEGMENT_CHARS:
-            flush()
-            out.append(("plain", block.plain, BLOCK_GAP if out else 0))
-        else:
-            html.append(block.html)
-    flush()
-    return out
-
-
-class MessageBody(QWidget):
-    """The body of an assistant message: rich-text and plain-text segments, stacked.
-
-    Its object name is ``messageBodyStack``; each rich-text segment is a ``MarkdownView``
-    (``messageBody``). Usually there is one. A long paragraph without markup, and the line being
-    streamed, are shown by a ``TextFlowView`` whose appends cost O(new text) instead of
-    O(paragraph).
-
-    Attributes:
-        segments: the segment widgets shown, top to bottom.
-        copy_message: handed to each segment for its "Copy message" context-menu entry.
-    """
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("messageBodyStack")
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self._lay = QVBoxLayout(self)
-        self._lay.setContentsMargins(0, 0, 0, 0)
-        self._lay.setSpacing(0)
-        self.segments: list[MarkdownView | TextFlowView] = []
-        self.copy_message: Callable[[], None] | None = None
-        self._accessible = ""
-
-    def setAccessibleName(self, name: str) -> None:  # noqa: N802 - Qt naming
-        """Name the body and each of its segments (screen readers)."""
-        super().setAccessibleName(name)
-        self._accessible = name
-        for seg in self.segments:
-            seg.setAccessibleName(name)
-
-    def show_segments(self, specs: list[Segment], theme: MarkdownTheme) -> None:
-        """Show ``specs``, reusing the segment widgets already there (same position and kind)."""
-        for i, (kind, payload, gap) in enumerate(specs):
-            seg = self.segments[i] if i < len(self.segments) else None
-            want = MarkdownView if kind == "html" else TextFlowView
-            if type(seg) is not want:
-                new = want(self)
-                new.copy_message = self.copy_message
-                new.setAccessibleName(self._accessible)
-                if seg is None:
-                    self.segments.append(new)
-                    self._lay.addWidget(new)
-                else:
-                    self._lay.replaceWidget(seg, new)
-                    seg.hide()
-                    seg.deleteLater()
-                    self.segments[i] = new
-                seg = new
-            if isinstance(seg, MarkdownView):
-                seg.set_html(payload, theme)
-            else:
-                seg.set_color(theme.text)
-                seg.set_text(payload)
-            seg.set_top_gap(gap)
-        for seg in self.segments[len(specs) :]:
-            self._lay.removeWidget(seg)
-            seg.hide()
-            seg.deleteLater()
-        del self.segments[len(specs) :]
-
-    def clear(self) -> None:
-        """Show nothing."""
-        self.show_segments([], MarkdownTheme())
-
-    def toPlainText(self) -> str:  # noqa: N802 - Qt naming
-        """The text of the segments, one segment per line."""
-        return "\n".join(seg.toPlainText() for seg in self.segments)
 
 
 class MessageView(QFrame):
@@ -359,9 +253,7 @@ class AssistantMessageView(MessageView):
         self._source = ""
         self._shown = ""
         self._rendered_final = False
-        self._last_md = 0.0
-        self._md_cut = -1  # while live: content[:cut] is shown as Markdown, content[cut + 1:] as plain text
-        self._prefix: list[Segment] = []
+        self._streamed: StreamedBody | None = None  # while live (and until the end is rendered)
         self._meta_key: object = None
         self.thinking: ThinkingBlock | None = None
         self.cards: dict[str, ToolCard] = {}
@@ -430,37 +322,44 @@ class AssistantMessageView(MessageView):
                 self.body.clear()
                 self.body.setVisible(False)
                 self._shown = ""
-                self._md_cut = -1
-                self._prefix = []
+                self._streamed = None
             return
         if not self.body.isVisible():
             self.body.setVisible(True)
+        margins = self._lay.contentsMargins()
+        body_width = self.width() - margins.left() - margins.right()
+        sized = self.testAttribute(Qt.WidgetAttribute.WA_Resized)  # by the transcript, before the layout
+        if sized and not self.isVisible() and body_width > 0 and self.body.width() != body_width:
+            self.body.resize(body_width, self.body.height())  # not laid out yet: its segments get it
+        streamed = self._streamed
+        if streamed is not None and (not content.startswith(self._shown) or streamed.theme != theme):
+            streamed = self._streamed = None  # replaced rather than extended (rare): start over
         if not live:
             if not self._rendered_final or self._shown != content:
-                self.body.show_segments(body_segments(render_markdown_blocks(content, theme)), theme)
-                self._shown = content
+                if streamed is not None:  # the end of a stream: only the open tail is rendered
+                    closed, tail = streamed.finish(content)
+                    self.body.show_segments(closed, theme, tail)
+                    self._shown = content
+                    if streamed.busy:  # blocks of a burst still wait: next frame (``rendering()``)
+                        return
+                else:
+                    self.body.show_segments(body_segments(render_markdown_blocks(content, theme)), theme)
+                    self._shown = content
                 self._rendered_final = True
-                self._md_cut = -1
-                self._prefix = []
+                self._streamed = None
             return
         self._rendered_final = False
-        # Live: the complete lines as Markdown (re-rendered at most every LIVE_MARKDOWN_INTERVAL, and
-        # only while they fit in LIVE_MARKDOWN_LIMIT), the rest as plain text in a TextFlowView.
-        if not content.startswith(self._shown):  # replaced rather than extended (rare): start over
-            self._md_cut = -1
-            self._prefix = []
-        cut = self._md_cut
-        now = time.monotonic()
-        if now - self._last_md >= LIVE_MARKDOWN_INTERVAL:
-            new_cut = content.rfind("\n", 0, LIVE_MARKDOWN_LIMIT + 1)
-            if new_cut > cut:
-                cut = new_cut
-                self._prefix = body_segments(render_markdown_blocks(content[:cut], theme))
-                self._last_md = now
-        self._md_cut = cut
-        gap = BLOCK_GAP if self._prefix and content[:cut].endswith("\n") else 0
-        self.body.show_segments([*self._prefix, ("plain", content[cut + 1 :], gap)], theme)
+        if streamed is None:
+            if self._shown:  # shown complete before, now live again: keep what is shown growing
+                self.body.clear()
+            streamed = self._streamed = StreamedBody(theme)
+        closed, tail = streamed.live(content)
+        self.body.show_segments(closed, theme, tail)
         self._shown = content
+
+    def rendering(self) -> bool:
+        """True while streamed blocks wait to be rendered: ``sync`` again at the next frame."""
+        return self._streamed is not None and self._streamed.busy
 
     def set_theme(self, theme: MarkdownTheme) -> None:
         """Use ``theme`` from now on and re-render a finished body with it."""

@@ -110,6 +110,7 @@ def markdown_theme(colors: NodeColors) -> MarkdownTheme:
         code_border=colors.subtle_border,
         link=colors.link,
         muted=colors.muted,
+        dark=QColor(colors.base).lightness() < 128,
     )
 
 
@@ -137,6 +138,11 @@ QTextBrowser#messageBody, QPlainTextEdit#thinkingBody {{
     border: none; background: transparent; padding: 0; margin: 0; color: {c.text};
 }}
 QPlainTextEdit#thinkingBody {{ color: {c.muted}; }}
+QToolButton#copyCodeButton {{
+    border: 1px solid {c.subtle_border}; border-radius: 5px; padding: 0 6px; color: {c.muted};
+    background: {c.code_bg};
+}}
+QToolButton#copyCodeButton:hover {{ border-color: {c.border}; color: {c.text}; }}
 QFrame#message {{ background: transparent; border: none; }}
 QFrame#userBubble {{
     background: {c.user_bubble}; border: 1px solid {c.user_border}; border-radius: 12px;

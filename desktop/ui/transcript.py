@@ -11,8 +11,10 @@ Design (budgets: ``docs/DESIGN.md`` §7):
   most once per frame: ``note_event`` records what changed (dirty message ids, live messages,
   tool call ids) and asks the shared ``FrameScheduler`` (``desktop.ui.frames``) for a tick, which
   serves all transcripts within a time budget and paces itself under load.
-* A message being streamed ("live") is only appended to, never re-rendered whole (see
-  ``desktop.ui.message_views``). Nothing ever re-renders the whole transcript for a delta.
+* A message being streamed ("live") is rendered block by block: each complete Markdown block once,
+  only the open tail again, and at its end only the tail (``desktop.ui.message_body``). A burst
+  of blocks is rendered a budget per frame; the transcript asks for frames (``soon``) until it
+  caught up (``is_rendering``). Nothing ever re-renders the whole transcript for a delta.
 * Tool calls render as ``ToolCard`` s under the assistant message that made them, upserted by
   call id; ``tool`` messages are shown through their card (an orphan result gets its own card).
   The views announce their cards and the permission decisions with signals; the transcript keeps
@@ -162,6 +164,7 @@ class Transcript(QScrollArea):
         self._dirty: set[str] = set()
         self._dirty_calls: set[str] = set()
         self._live: set[str] = set()
+        self._ended: set[str] = set()  # ended streaming before their view was built
         self._cards: dict[str, tuple[ToolCard, AssistantMessageView]] = {}
         self._owned_calls: set[str] = set()
         self._decisions: dict[str, CardMark] = {}
@@ -214,6 +217,7 @@ class Transcript(QScrollArea):
         self._dirty.clear()
         self._dirty_calls.clear()
         self._live.clear()
+        self._ended.clear()
         msgs = conv.messages
         self._owned_calls = {
             c.id for m in msgs if m.role == "assistant" and m.tool_calls for c in m.tool_calls
@@ -321,15 +325,23 @@ class Transcript(QScrollArea):
             self._first_id = None
         elif self._first_id is None:
             self._first_id = msgs[0].id
+        behind: set[str] = set()  # views with blocks of a burst still to render
         for msg in msgs[self._known :]:
-            self._dirty.discard(msg.id)
+            # A message that streamed and ended before its first frame is built as streamed, then
+            # finished like any other (its blocks rendered a frame budget at a time).
+            ended = msg.id in self._ended
+            if not ended:
+                self._dirty.discard(msg.id)
             if msg.role == "assistant" and msg.tool_calls:
                 self._owned_calls.update(c.id for c in msg.tool_calls)
-            view = self._make_view(msg, live=msg.id in self._live)
+            view = self._make_view(msg, live=msg.id in self._live or ended)
             if view is not None:
                 self._vbox.insertWidget(1 + len(self._order), view)
                 self._order.append(view)
+                if isinstance(view, AssistantMessageView) and view.rendering():
+                    behind.add(msg.id)
         self._known = len(msgs)
+        self._ended.clear()
         self._empty.setVisible(not msgs)
         if self._dirty:
             for mid in self._dirty:
@@ -341,6 +353,8 @@ class Transcript(QScrollArea):
                     if found.role == "assistant" and found.tool_calls:
                         self._owned_calls.update(c.id for c in found.tool_calls)
                     view.sync(found, live=mid in self._live)
+                    if isinstance(view, AssistantMessageView) and view.rendering():
+                        behind.add(mid)
             self._dirty.clear()
         if self._dirty_calls:
             for call_id in self._dirty_calls:
@@ -352,11 +366,18 @@ class Transcript(QScrollArea):
                 if found is not None:
                     owner.sync(found, live=owner.message_id in self._live)
             self._dirty_calls.clear()
+        if behind:  # a burst of blocks is rendered over the next frames, a budget at a time
+            self._dirty.update(behind)
+            self._frames.request(self._frame_key, self._flush_in_tick, soon=True)
         if settle_layout:
             # Resolve the size changes now (they cascade up through nested layouts, one posted event
             # per level otherwise), so the scroll position follows and the frame is painted once.
             settle()
         self.rendered.emit()
+
+    def is_rendering(self) -> bool:
+        """True while a render of this transcript waits for a frame (new text, or blocks of a burst)."""
+        return self._frames.is_pending(self._frame_key)
 
     def views(self) -> list[MessageView]:
         """The message widgets currently built, oldest first."""
@@ -475,6 +496,7 @@ class Transcript(QScrollArea):
     def _end_live(self) -> None:
         if self._live:
             self._dirty.update(self._live)
+            self._ended.update(self._live)
             self._live = set()
 
     def _find(self, message_id: str) -> ChatMessage | None:
@@ -495,6 +517,10 @@ class Transcript(QScrollArea):
             assistant = AssistantMessageView(
                 msg, theme=self.theme, meta_text=self._meta_text, parent=self._content
             )
+            margins = self._vbox.contentsMargins()
+            width = self.viewport().width() - margins.left() - margins.right()
+            if width > 0:  # the width the layout will give it: its text is laid out once, not twice
+                assistant.resize(width, assistant.height())
             # Connected before the first sync, which announces the cards already in the message.
             assistant.card_created.connect(partial(self._on_card_created, assistant))
             assistant.card_decided.connect(self.decision)

@@ -1,4 +1,8 @@
-"""The Markdown renderer: structure, escaping, and that nothing can load a resource."""
+"""The Markdown renderer (markdown-it-py to Qt rich text): structure, escaping, no resource loads.
+
+What the reader sees is checked on a real ``MarkdownView``: its document's plain text and the
+hrefs of its anchors (``test_md_corpus.py`` holds the corpus of edge cases and realistic answers).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ from hypothesis import strategies as st
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QTextDocument
 
-from desktop.ui.markdown import MarkdownTheme, render_markdown, safe_link
+from desktop.ui.markdown import MAX_NESTING, MarkdownTheme, render_markdown, safe_link
 from desktop.ui.markdown_view import MarkdownView
 
 
@@ -20,6 +24,12 @@ def plain(html_text: str) -> str:
     doc = QTextDocument()
     doc.setHtml(html_text)
     return doc.toPlainText()
+
+
+def shown_view(qapp: Any, src: str) -> MarkdownView:
+    view = MarkdownView()
+    view.set_markdown(src, MarkdownTheme())
+    return view
 
 
 def test_headings_lists_code_tables_links(qapp: Any) -> None:
@@ -35,13 +45,16 @@ def test_headings_lists_code_tables_links(qapp: Any) -> None:
     assert "<code>x &lt; y</code>" in out
     assert out.count("<ul") == 2 and "<ol" in out
     assert "<th align='left'>a</th>" in out and "<td align='right'>2</td>" in out
-    assert "if a &lt; b:\n    pass</pre>" in out
     assert "<blockquote>" in out
     assert '<a href="https://example.com/x">docs</a>' in out
     assert '<a href="https://foo.org/y">https://foo.org/y</a>.' in out
     text = plain(out)
-    for piece in ("Title", "bold", "x < y", "nested", "second", "if a < b:", "quoted", "docs"):
+    for piece in ("Title", "bold", "x < y", "nested", "second", "if a < b:\n    pass", "quoted", "docs"):
         assert piece in text
+    view = shown_view(qapp, src)
+    assert view.document().toPlainText() == text
+    assert view.document().begin().blockFormat().headingLevel() == 1
+    assert "**" not in text and "~~" not in text and "```" not in text and "|:--" not in text
 
 
 def test_untrusted_html_is_escaped_and_images_become_links(qapp: Any) -> None:
@@ -53,6 +66,7 @@ def test_untrusted_html_is_escaped_and_images_become_links(qapp: Any) -> None:
     assert '<a href="http://evil/cat.png">[image: cat]</a>' in out
     assert "file:" not in out  # a non-web link is not made clickable
     assert "[image: f]" in plain(out)
+    assert "<img src=\"http://evil/x.png\"> <script>alert(1)</script>" in plain(out)  # shown as text
 
 
 @pytest.mark.parametrize(
@@ -74,6 +88,7 @@ def test_safe_link(url: str, ok: bool) -> None:
 def test_javascript_link_is_plain_text() -> None:
     out = render_markdown("[click](javascript:alert(1))")
     assert "<a " not in out and "click" in out
+    assert "javascript" not in plain(out)  # the reader sees the link text, not raw Markdown
 
 
 def test_unclosed_fence_and_code_keep_markdown_literal() -> None:
@@ -117,7 +132,8 @@ def test_any_input_renders_escaped(text: str) -> None:
     # No tag other than the renderer's own subset can appear.
     tags = set(re.findall(r"</?([a-zA-Z0-9]+)", out))
     assert tags <= {"p", "br", "b", "i", "s", "code", "pre", "a", "h1", "h2", "h3", "h4", "h5", "h6", "ul",
-                    "ol", "li", "table", "tr", "td", "th", "blockquote", "hr"}
+                    "ol", "li", "table", "tr", "td", "th", "blockquote", "hr", "span"}
+    assert "<img" not in out and "url(" not in out
     assert "\ue000" not in out and "\ue001" not in out
 
 
@@ -128,8 +144,8 @@ def test_any_input_renders_escaped(text: str) -> None:
 )
 def test_deep_nesting_is_capped(src: str, tag: str) -> None:
     out = render_markdown(src)  # raised RecursionError before the depth cap
-    assert 0 < out.count("<blockquote>") + out.count("<ul") + out.count("<ol") <= 16
-    assert out.count(tag) >= 8
+    assert 0 < out.count("<blockquote>") + out.count("<ul") + out.count("<ol") <= MAX_NESTING
+    assert out.count(tag) >= 5
     # The markers past the cap stay visible as text, and the innermost text still renders.
     assert any(w in out for w in ("boom", "x", "y", "z"))
     assert any(m in out for m in ("&gt;&gt;", "- - ", "1. 1. ", "&gt; - "))
@@ -151,11 +167,11 @@ def test_unclosed_inline_openers_render_fast(src: str) -> None:
     assert "<b>" not in out and "<i>" not in out and "<s>" not in out and "<a href=\"a" not in out
 
 
-def test_emphasis_pairs_like_before() -> None:
-    out = render_markdown("**a __b** c__ *x* _y_ ~~z~~ a*b*c 2 * 3 * 4")
+def test_emphasis_pairs_like_commonmark() -> None:
+    out = render_markdown("**a __b** c__ *x* _y_ ~~z~~ a*b*c a_b_c 2 * 3 * 4")
     assert "<b>a __b</b> c__" in out
     assert "<i>x</i> <i>y</i> <s>z</s>" in out
-    assert "a*b*c 2 * 3 * 4" in out
+    assert "a<i>b</i>c a_b_c 2 * 3 * 4" in out  # CommonMark: * works inside words, _ does not
 
 
 def test_code_span_inside_link_text() -> None:
@@ -173,10 +189,10 @@ def test_link_url_with_parentheses() -> None:
 def test_a_renderer_failure_falls_back_to_escaped_plain_text(monkeypatch: Any, caplog: Any) -> None:
     import desktop.ui.markdown as md
 
-    def broken(self: Any, lines: Any, plain: Any) -> Any:
+    def broken(self: Any, tokens: Any) -> Any:
         raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr(md._Renderer, "block_list", broken)
+    monkeypatch.setattr(md._Renderer, "blocks", broken)
     with caplog.at_level("ERROR", logger="desktop.ui.markdown"):
         blocks = md.render_markdown_blocks("**bold** <img src=x>")
     assert len(blocks) == 1 and "&lt;img src=x&gt;" in blocks[0].html and "<img" not in blocks[0].html

@@ -206,3 +206,27 @@ def test_frame_scheduler_coalesces_and_defers_over_budget(qtbot: Any, monkeypatc
     monkeypatch.undo()  # the follow-up tick runs on real time
     qtbot.waitUntil(lambda: len(again) >= 2)
     sched.cancel("x")
+
+
+def test_catching_up_ticks_come_soon_even_after_a_tick_over_budget(qtbot: Any, monkeypatch: Any) -> None:
+    from desktop.ui.frames import CATCH_UP_MS
+
+    clock = [1000.0]
+    monkeypatch.setattr("desktop.ui.frames.time.perf_counter", lambda: clock[0])
+    sched = FrameScheduler(interval_ms=16, budget_ms=4.0, resume_ms=16)
+    sched.paced_ms = 66.0  # a busy scheduler spaces its ticks out
+
+    def slow() -> None:
+        clock[0] += 0.005
+
+    sched.request("a", slow, soon=True)
+    sched.request("b", slow, soon=True)
+    assert sched._timer.remainingTime() <= CATCH_UP_MS
+    sched.tick()  # "a" spends the budget: "b" waits, but only CATCH_UP_MS
+    assert sched.is_pending("b") and sched._timer.remainingTime() <= CATCH_UP_MS
+    sched.cancel("b")
+    sched._timer.stop()
+    sched.request("c", slow)  # an ordinary request keeps the paced delay
+    assert sched._timer.remainingTime() > CATCH_UP_MS
+    sched.cancel("c")
+    sched._timer.stop()

@@ -1,0 +1,100 @@
+"""Syntax highlighting of code blocks for Qt rich text, with Pygments (no Qt needed).
+
+The lexer comes from the fence's language only (``get_lexer_by_name``): no guessing, so a block
+without a language, or with one Pygments does not know, is shown as plain text. Colours come from
+a Pygments style chosen by the theme's darkness and are emitted as inline ``<span style=...>``
+(colour, bold, italic: what Qt's rich text supports). The text inside the ``<pre>`` is exactly the
+code, so the document's plain text is the code.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+from functools import lru_cache
+
+from pygments.lexer import Lexer
+from pygments.lexers import get_lexer_by_name
+from pygments.styles import get_style_by_name
+from pygments.token import _TokenType
+from pygments.util import ClassNotFound
+
+log = logging.getLogger(__name__)
+
+__all__ = ["highlight_code", "lexer_for", "LIGHT_STYLE", "DARK_STYLE", "HIGHLIGHT_LIMIT"]
+
+LIGHT_STYLE = "default"
+"""Pygments style used on a light background."""
+DARK_STYLE = "github-dark"
+"""Pygments style used on a dark background."""
+HIGHLIGHT_LIMIT = 400_000
+"""Code longer than this many characters is shown without colours (lexing it would stall the UI)."""
+
+
+@lru_cache(maxsize=64)
+def lexer_for(lang: str) -> Lexer | None:
+    """The Pygments lexer named ``lang`` (a fence's info word), or None when there is none."""
+    name = lang.strip().lower()
+    if not name or len(name) > 40:
+        return None
+    try:
+        return get_lexer_by_name(name, stripnl=False, ensurenl=False, stripall=False)
+    except ClassNotFound:
+        return None
+    except Exception:  # noqa: BLE001 - a broken lexer plugin must not break rendering
+        log.exception("could not load the Pygments lexer %r", name)
+        return None
+
+
+@lru_cache(maxsize=2048)
+def _span(style_name: str, ttype: _TokenType) -> str:
+    """The opening ``<span>`` for ``ttype`` in ``style_name`` ("" when the token is unstyled)."""
+    info = get_style_by_name(style_name).style_for_token(ttype)
+    css: list[str] = []
+    if info.get("color"):
+        css.append(f"color:#{info['color']}")
+    if info.get("bold"):
+        css.append("font-weight:600")
+    if info.get("italic"):
+        css.append("font-style:italic")
+    return f"<span style='{'; '.join(css)}'>" if css else ""
+
+
+def highlight_code(code: str, lang: str, dark: bool) -> str:
+    """The ``<pre>`` showing ``code``, highlighted for ``lang`` when Pygments knows it.
+
+    Args:
+        code: The raw code (untrusted; every character is escaped).
+        lang: The fence's language ("" for none: plain).
+        dark: Use the dark style (the code's background is dark).
+
+    Returns:
+        ``<pre style='margin:0'>...</pre>`` whose text is exactly ``code``.
+    """
+    lexer = lexer_for(lang) if len(code) <= HIGHLIGHT_LIMIT else None
+    if lexer is None:
+        return "<pre style='margin:0'>" + html.escape(code, quote=False) + "</pre>"
+    style = DARK_STYLE if dark else LIGHT_STYLE
+    out: list[str] = ["<pre style='margin:0'>"]
+    run: list[str] = []
+    current = ""
+
+    def flush() -> None:
+        if run:
+            text = html.escape("".join(run), quote=False)
+            out.append(f"{current}{text}</span>" if current else text)
+            run.clear()
+
+    try:
+        for ttype, value in lexer.get_tokens(code):
+            opener = _span(style, ttype)
+            if opener != current:
+                flush()
+                current = opener
+            run.append(value)
+        flush()
+    except Exception:  # noqa: BLE001 - a lexer bug must not lose the code: show it plain
+        log.exception("highlighting %d characters of %r failed", len(code), lang)
+        return "<pre style='margin:0'>" + html.escape(code, quote=False) + "</pre>"
+    out.append("</pre>")
+    return "".join(out)

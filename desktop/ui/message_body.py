@@ -1,0 +1,427 @@
+"""The body of an assistant message: Markdown as stacked segments, streamed block by block.
+
+A body is a stack of *segments*: rich text (``MarkdownView``: consecutive blocks, code blocks
+included, grouped up to ``GROUP_CHARS`` of HTML; each code block gets a Copy button) and plain
+text (``TextFlowView``: a long paragraph without inline markup, and the line being streamed).
+
+``StreamedBody`` is the incremental pipeline: while an answer streams, ``BlockStream`` says which
+top-level blocks are complete; each is rendered once (``render_markdown_blocks`` of its own
+source) and appended to the segments, never rendered again. Only the open tail is re-rendered:
+its complete lines as Markdown (at most every ``LIVE_MARKDOWN_INTERVAL`` seconds, only while
+they fit in ``LIVE_MARKDOWN_LIMIT`` characters, code without colours), the rest as plain text
+whose appends cost O(new text). When the stream ends, the tail is rendered once; nothing else is.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QSizePolicy, QVBoxLayout, QWidget
+
+from desktop.ui.markdown import MarkdownBlock, MarkdownTheme, block_starts, render_markdown_blocks
+from desktop.ui.markdown_view import MarkdownView
+from desktop.ui.md_stream import BlockStream
+from desktop.ui.textflow import TextFlowView
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "Segment",
+    "SegmentBuilder",
+    "body_segments",
+    "MessageBody",
+    "StreamedBody",
+    "LIVE_MARKDOWN_LIMIT",
+    "LIVE_MARKDOWN_INTERVAL",
+    "PLAIN_SEGMENT_CHARS",
+    "GROUP_CHARS",
+    "BEHIND_CHARS",
+    "BLOCK_GAP",
+    "RENDER_BUDGET",
+    "ADVANCE_CHARS",
+]
+
+LIVE_MARKDOWN_LIMIT = 6000
+"""While streaming, the open tail's complete lines are rendered as Markdown only up to this size."""
+LIVE_MARKDOWN_INTERVAL = 0.25
+"""While streaming, the open tail is re-rendered at most this often (seconds)."""
+PLAIN_SEGMENT_CHARS = 2000
+"""A paragraph without inline markup at least this long is shown by a ``TextFlowView``."""
+GROUP_CHARS = 3000
+"""Consecutive rich-text blocks share one ``MarkdownView`` while its HTML stays within this size
+(a bigger block gets one of its own): appending a block re-lays out at most this much."""
+BEHIND_CHARS = 1000
+"""While closed blocks wait to be rendered, at most this much of the text after them is shown."""
+BLOCK_GAP = 12
+"""Space between two stacked body segments: Qt's collapsed margin between two paragraphs."""
+RENDER_BUDGET = 0.002
+"""Seconds of block rendering one update of a streamed body may spend (at least one block)."""
+ADVANCE_CHARS = 3000
+"""New text one update of a streamed body looks at for complete blocks (whole lines; a burst is
+taken a slice at a time, so finding its blocks never costs more than this much parsing)."""
+
+
+class Segment(NamedTuple):
+    """What one body segment shows.
+
+    Attributes:
+        kind: ``"html"`` (rich text) or ``"plain"`` (plain text).
+        payload: the HTML or the plain text.
+        gap: empty pixels above the segment.
+        tables: for rich text, its tables in document order: the raw code of a code block, None
+            for a Markdown table (``MarkdownBlock.tables`` of its blocks, joined).
+    """
+
+    kind: str
+    payload: str
+    gap: int
+    tables: tuple[str | None, ...] = ()
+
+
+class SegmentBuilder:
+    """Groups rendered blocks into segments, one block at a time (append-only).
+
+    Attributes:
+        segments: the segments so far; only the last one changes when a block is added.
+    """
+
+    def __init__(self) -> None:
+        self.segments: list[Segment] = []
+        self._group: list[str] = []
+        self._group_chars = 0
+
+    def _gap(self) -> int:
+        return BLOCK_GAP if self.segments else 0
+
+    def add(self, block: MarkdownBlock) -> None:
+        """Append ``block``: to the open rich-text group, or as a segment of its own."""
+        if block.plain is not None and len(block.plain) >= PLAIN_SEGMENT_CHARS:
+            self._group = []
+            self.segments.append(Segment("plain", block.plain, self._gap()))
+        elif self._group and self._group_chars + len(block.html) <= GROUP_CHARS:
+            self._group.append(block.html)
+            self._group_chars += len(block.html)
+            last = self.segments[-1]
+            self.segments[-1] = last._replace(payload="".join(self._group), tables=last.tables + block.tables)
+        else:
+            self._group = [block.html]
+            self._group_chars = len(block.html)
+            self.segments.append(Segment("html", block.html, self._gap(), block.tables))
+
+
+def body_segments(blocks: list[MarkdownBlock]) -> list[Segment]:
+    """Group rendered blocks into body segments (``SegmentBuilder`` fed with all of them).
+
+    Args:
+        blocks: the rendered blocks of one message, in order.
+
+    Returns:
+        The segments to show, in order; the first has no top gap.
+    """
+    builder = SegmentBuilder()
+    for block in blocks:
+        builder.add(block)
+    return builder.segments
+
+
+_SegmentWidget = MarkdownView | TextFlowView
+_KINDS: dict[str, type[_SegmentWidget]] = {"html": MarkdownView, "plain": TextFlowView}
+
+
+class _Stack:
+    """Segment widgets in one layout, updated in place from segment specs."""
+
+    def __init__(self, owner: MessageBody, layout: QVBoxLayout) -> None:
+        self.owner = owner
+        self.layout = layout
+        self.donor: _Stack | None = None  # where a new widget may be taken from (the tail's stack)
+        self.widgets: list[_SegmentWidget] = []
+        self.specs: list[tuple[Segment, MarkdownTheme]] = []
+
+    def show(self, specs: list[Segment], theme: MarkdownTheme) -> None:
+        """Show ``specs``; a widget already showing the same spec is left alone."""
+        owner = self.owner
+        for i, spec in enumerate(specs):
+            seg = self.widgets[i] if i < len(self.widgets) else None
+            if seg is not None and i < len(self.specs):
+                old, old_theme = self.specs[i]
+                if (old is spec or old == spec) and old_theme == theme:
+                    continue
+            want = _KINDS[spec.kind]
+            if type(seg) is not want:
+                donor = self.donor
+                if seg is None and donor is not None and donor.widgets and type(donor.widgets[0]) is want:
+                    # The tail's widget showed what is now this closed segment: move it over, so a
+                    # long paragraph shown as it streamed is not laid out again.
+                    new = donor.widgets.pop(0)
+                    donor.specs.pop(0)
+                    donor.layout.removeWidget(new)
+                else:
+                    new = want(owner)
+                    if owner.isVisible() or owner.testAttribute(Qt.WidgetAttribute.WA_Resized):
+                        new.resize(owner.width(), new.height())  # the width it will have: laid out once
+                    new.copy_message = owner.copy_message
+                    new.setAccessibleName(owner.accessibleName())
+                if seg is None:
+                    self.widgets.append(new)
+                    self.layout.addWidget(new)
+                else:
+                    self.layout.replaceWidget(seg, new)
+                    seg.hide()
+                    seg.deleteLater()
+                    self.widgets[i] = new
+                seg = new
+            if isinstance(seg, MarkdownView):
+                seg.set_html(spec.payload, theme, spec.tables)
+            else:
+                seg.set_color(theme.text)
+                seg.set_text(spec.payload)
+            seg.set_top_gap(spec.gap)
+            if i < len(self.specs):
+                self.specs[i] = (spec, theme)
+            else:
+                self.specs.append((spec, theme))
+        for seg in self.widgets[len(specs) :]:
+            self.layout.removeWidget(seg)
+            seg.hide()
+            seg.deleteLater()
+        del self.widgets[len(specs) :]
+        del self.specs[len(specs) :]
+
+
+class MessageBody(QWidget):
+    """The body of an assistant message: rich-text and plain-text segments, stacked.
+
+    Its object name is ``messageBodyStack``; each rich-text segment is a ``MarkdownView``
+    (``messageBody``, with a ``copyCodeButton`` on each code block), and a long paragraph without
+    markup, and the line being streamed, a ``TextFlowView``. The segments of a streamed answer's
+    open tail are kept apart from the closed ones, so neither disturbs the other's widgets.
+
+    Attributes:
+        copy_message: handed to each segment for its "Copy message" context-menu entry.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("messageBodyStack")
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(0)
+        stacks = []
+        for _ in range(2):
+            box = QVBoxLayout()
+            box.setContentsMargins(0, 0, 0, 0)
+            box.setSpacing(0)
+            lay.addLayout(box)
+            stacks.append(_Stack(self, box))
+        self._closed, self._tail = stacks
+        self._closed.donor = self._tail
+        self.copy_message: Callable[[], None] | None = None
+
+    @property
+    def segments(self) -> list[_SegmentWidget]:
+        """The segment widgets shown, top to bottom."""
+        return [*self._closed.widgets, *self._tail.widgets]
+
+    def setAccessibleName(self, name: str) -> None:  # noqa: N802 - Qt naming
+        """Name the body and each of its segments (screen readers)."""
+        super().setAccessibleName(name)
+        for seg in self.segments:
+            seg.setAccessibleName(name)
+
+    def show_segments(
+        self, specs: list[Segment], theme: MarkdownTheme, tail: list[Segment] | None = None
+    ) -> None:
+        """Show ``specs``, then ``tail`` (a streamed answer's open part); unchanged segments stay."""
+        self._closed.show(specs, theme)
+        self._tail.show(tail or [], theme)
+
+    def clear(self) -> None:
+        """Show nothing."""
+        self.show_segments([], MarkdownTheme())
+
+    def toPlainText(self) -> str:  # noqa: N802 - Qt naming
+        """The text of the segments, one segment per line."""
+        return "\n".join(seg.toPlainText() for seg in self.segments)
+
+
+def _uses(source: str, labels: list[str]) -> bool:
+    """True when ``source`` may use one of the reference ``labels`` (markdown-it's normalised keys)."""
+    if "]" not in source:
+        return False
+    flat = " ".join(source.lower().split())
+    return any(f"[{' '.join(label.lower().split())}]" in flat for label in labels)
+
+
+class StreamedBody:
+    """The segments of one streamed answer: closed blocks rendered once, the open tail live.
+
+    Each update renders closed blocks for at most ``RENDER_BUDGET`` seconds (at least one block);
+    blocks left over (a burst of text arrived at once) wait for the next frame, their text shown
+    as it is meanwhile, and ``busy`` says so.
+
+    Attributes:
+        theme: the theme blocks are rendered with.
+        stream: which blocks are complete.
+        blocks: the rendered closed blocks, in order.
+        renders: how many times the renderer ran (closed blocks, tail updates and the final tail).
+    """
+
+    def __init__(self, theme: MarkdownTheme) -> None:
+        self.theme = theme
+        self.stream = BlockStream()
+        self.blocks: list[MarkdownBlock] = []
+        self.renders = 0
+        self._sources: list[str] = []
+        self._ref_counts: list[int] = []  # references known when each closed block was rendered
+        self._counts: list[int] = []  # how many blocks each closed source rendered to
+        self._builder = SegmentBuilder()
+        self._pending: list[str] = []  # closed sources waiting to be rendered
+        self._caught_up = True  # the stream has looked at every complete line of the text
+        self._rendered_end = 0  # where the text of the rendered blocks ends
+        self._finished = False
+        self._tail: list[Segment] = []  # the tail's Markdown part, rendered from [_tail_from, _tail_to)
+        self._tail_from = -1
+        self._tail_to = -1
+        self._last_tail = 0.0
+
+    @property
+    def busy(self) -> bool:
+        """True while closed blocks wait to be rendered (call ``live``/``finish`` again next frame)."""
+        return bool(self._pending) or not self._caught_up
+
+    def _advance(self, content: str) -> None:
+        """Find the blocks closed in ``content``, looking at ``ADVANCE_CHARS`` of new text at most."""
+        stream = self.stream
+        seen = max(stream.parsed_to, stream.closed_end)
+        limit = seen + ADVANCE_CHARS
+        complete = content.rfind("\n") + 1
+        if complete <= limit:
+            self._pending += stream.advance(content)
+            self._caught_up = True
+            return
+        cut = content.rfind("\n", seen, limit) + 1
+        if cut <= seen:  # one very long line: take it whole
+            cut = content.find("\n", limit) + 1
+        while cut < complete and content[cut] == "\n":  # and the blank lines after it (they end blocks)
+            cut += 1
+        self._pending += stream.advance(content[:cut])
+        self._caught_up = cut >= complete
+
+    def _render(self, source: str, *, highlight: bool = True) -> list[MarkdownBlock]:
+        self.renders += 1
+        refs: dict[str, Any] = self.stream.references
+        return render_markdown_blocks(source, self.theme, references=refs, highlight=highlight)
+
+    def _close(self, source: str) -> None:
+        blocks = self._render(source)
+        for block in blocks:
+            self.blocks.append(block)
+            self._builder.add(block)
+        self._counts.append(len(blocks))
+        self._sources.append(source)
+        self._ref_counts.append(len(self.stream.references))
+        self._rendered_end += len(source)
+
+    def _drain(self) -> None:
+        """Render pending closed blocks: at least one, then while ``RENDER_BUDGET`` lasts."""
+        deadline = time.perf_counter() + RENDER_BUDGET
+        if self._pending:
+            self._close(self._pending.pop(0))
+        while self._pending and time.perf_counter() < deadline:
+            self._close(self._pending.pop(0))
+
+    def _behind(self, content: str) -> tuple[list[Segment], list[Segment]]:
+        """The segments while blocks wait: the rendered ones, then the next of the text as it is.
+
+        Only ``BEHIND_CHARS`` of it: it moves on as blocks are rendered, and laying out all of a
+        long remainder again at every frame would cost more than rendering it.
+        """
+        closed = self._builder.segments
+        rest = content[self._rendered_end : self._rendered_end + BEHIND_CHARS]
+        return closed, [Segment("plain", rest, BLOCK_GAP if closed else 0)] if rest else []
+
+    def live(self, content: str) -> tuple[list[Segment], list[Segment]]:
+        """The segments showing ``content`` (the whole text so far) while it streams.
+
+        Returns:
+            The closed blocks' segments (they only grow at the end) and the open tail's.
+        """
+        self._advance(content)
+        self._drain()
+        if self.busy:
+            self._tail_from = -1
+            return self._behind(content)
+        start = self.stream.closed_end
+        closed = self._builder.segments
+        gap = BLOCK_GAP if closed else 0
+        complete = content.rfind("\n", start) + 1
+        now = time.monotonic()
+        if self._tail_from != start:  # a block closed: the tail's Markdown part starts over
+            self._tail, self._tail_to, self._tail_from = [], start, start
+            self._last_tail = 0.0
+        if (
+            complete > self._tail_to
+            and complete - start <= LIVE_MARKDOWN_LIMIT
+            and now - self._last_tail >= LIVE_MARKDOWN_INTERVAL
+        ):
+            tail = body_segments(self._render(content[start:complete], highlight=False))
+            if tail:
+                tail[0] = tail[0]._replace(gap=gap)
+            self._tail, self._tail_to, self._last_tail = tail, complete, now
+        rest = content[self._tail_to :]
+        tail = list(self._tail)
+        if rest:
+            blank_before = content.endswith("\n\n", 0, self._tail_to)
+            tail.append(Segment("plain", rest, BLOCK_GAP if (closed or tail) and blank_before else 0))
+        return closed, tail
+
+    def finish(self, content: str) -> tuple[list[Segment], list[Segment]]:
+        """The final segments of ``content``: the open tail is rendered once (with colours).
+
+        When blocks are still waiting (``busy``), call again next frame with the same content.
+        """
+        if not self._caught_up:
+            self._advance(content)
+        if not self._finished and self._caught_up:
+            self._finished = True
+            tail = self.stream.tail(content)
+            # Its reference definitions are needed first; a tail of definitions only renders nothing.
+            if tail.strip() and block_starts(tail, {"references": self.stream.references}):
+                self._pending.append(tail)
+            else:
+                self._rendered_end = len(content)
+        self._drain()
+        if self.busy:
+            return self._behind(content)
+        self._refresh_late_references()
+        self._tail = []
+        log.debug(
+            "streamed body finished: %d characters, %d blocks, %d renders, %d block parses",
+            len(content), len(self.blocks), self.renders, self.stream.parses,
+        )
+        return self._builder.segments, []
+
+    def _refresh_late_references(self) -> None:
+        """Render again the blocks that use a reference defined after they were rendered."""
+        labels = list(self.stream.references)
+        counts = self._ref_counts
+        stale = {i for i, n in enumerate(counts) if n < len(labels) and _uses(self._sources[i], labels[n:])}
+        if not stale:
+            return
+        blocks: list[MarkdownBlock] = []
+        pos = 0
+        for i, source in enumerate(self._sources):
+            count = self._counts[i]
+            blocks.extend(self._render(source) if i in stale else self.blocks[pos : pos + count])
+            pos += count
+        self.blocks = blocks
+        self._builder = SegmentBuilder()
+        for block in blocks:
+            self._builder.add(block)
+        self._ref_counts = [len(labels)] * len(self._sources)

@@ -1,0 +1,144 @@
+"""Code blocks: Pygments highlighting from the fence's language, theme-following colours, Copy."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QGuiApplication, QPalette, QTextDocument
+from PySide6.QtWidgets import QToolButton
+
+from desktop.core.chat.types import ChatMessage
+from desktop.ui.markdown import MarkdownTheme, render_markdown_blocks
+from desktop.ui.markdown_view import MarkdownView
+from desktop.ui.md_code import highlight_code
+from desktop.ui.message_views import AssistantMessageView
+from desktop.ui.node_style import markdown_theme, node_colors
+
+PY = 'def f(x: int) -> str:\n\treturn "<%d>" % x  # 完成 🎉\n\n    \nclass A: pass'
+
+
+def colours(pre_html: str) -> dict[str, set[str]]:
+    """Foreground colour names per word of the document showing ``pre_html``."""
+    doc = QTextDocument()
+    doc.setHtml(pre_html)
+    out: dict[str, set[str]] = {}
+    block = doc.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            frag = it.fragment()
+            fmt = frag.charFormat()
+            colour = fmt.foreground().color().name() if fmt.hasProperty(fmt.Property.ForegroundBrush) else ""
+            for word in frag.text().split():
+                out.setdefault(word, set()).add(colour)
+            it += 1
+        block = block.next()
+    return out
+
+
+def assistant_view(qtbot: Any, content: str, theme: MarkdownTheme | None = None) -> AssistantMessageView:
+    msg = ChatMessage(id="a1", role="assistant", content=content, ts=0)
+    view = AssistantMessageView(msg, theme=theme or MarkdownTheme(), meta_text=lambda m: "")
+    qtbot.addWidget(view)
+    view.sync(msg, live=False)
+    view.resize(600, 400)
+    view.show()
+    qtbot.waitExposed(view)
+    return view
+
+
+def test_a_known_language_is_highlighted_and_the_text_is_exactly_the_code(qapp: Any) -> None:
+    pre = highlight_code(PY, "python", dark=False)
+    doc = QTextDocument()
+    doc.setHtml(pre)
+    assert doc.toPlainText() == PY
+    words = colours(pre)
+    assert words["def"] and "" not in words["def"]  # keywords are coloured
+    assert len({c for cs in words.values() for c in cs}) >= 3  # several token kinds, several colours
+
+
+@pytest.mark.parametrize("lang", ["", "nosuchlanguage", "x" * 100])
+def test_no_or_unknown_language_is_plain_and_never_guessed(qapp: Any, lang: str) -> None:
+    pre = highlight_code(PY, lang, dark=False)
+    assert "<span" not in pre
+    doc = QTextDocument()
+    doc.setHtml(pre)
+    assert doc.toPlainText() == PY
+
+
+def test_colours_follow_the_theme(qapp: Any) -> None:
+    light, dark = colours(highlight_code(PY, "py", dark=False)), colours(highlight_code(PY, "py", dark=True))
+    assert light["def"] != dark["def"]
+    palette = QPalette(QColor("#1e1f22"))
+    palette.setColor(QPalette.ColorRole.Base, QColor("#1e1f22"))
+    palette.setColor(QPalette.ColorRole.Text, QColor("#e6e6e6"))
+    assert markdown_theme(node_colors(palette)).dark
+    assert not markdown_theme(node_colors(QPalette(QColor("#f5f5f5")))).dark
+    block = render_markdown_blocks("```py\ndef f(): pass\n```", MarkdownTheme(dark=True))[0]
+    assert highlight_code("def f(): pass", "py", dark=True) in block.html
+    assert highlight_code("def f(): pass", "py", dark=False) not in block.html
+
+
+def test_each_code_block_has_a_copy_button_that_copies_exactly_the_code(qtbot: Any) -> None:
+    md = (
+        f"Intro.\n\n```python\n{PY}\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
+        "- item\n\n  ```\n  nested in a list\n  ```\n\n~~~\nplain <b>\n~~~\n"
+    )
+    view = assistant_view(qtbot, md)
+    buttons = view.findChildren(QToolButton, "copyCodeButton")
+    assert len(buttons) == 3 and all(b.isVisible() and b.text() == "Copy" for b in buttons)
+    clipboard = QGuiApplication.clipboard()
+    copied = []
+    for button in sorted(buttons, key=lambda b: b.mapTo(view, b.rect().topLeft()).y()):
+        clipboard.setText("before")
+        qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+        copied.append(clipboard.text())
+    assert copied == [PY, "nested in a list", "plain <b>"]
+    # Each button sits on its own code block: inside the view, right-aligned, under the block's top.
+    seg = view.body.segments[0]
+    assert isinstance(seg, MarkdownView)
+    for button in seg.copy_buttons:
+        code = seg.code_for(button)
+        first_line = code.split("\n")[0]
+        cursor = seg.document().find(first_line)
+        line_top = seg.cursorRect(cursor).top()
+        assert button.geometry().center().y() < line_top  # on the label line above the code
+        assert button.geometry().right() <= seg.viewport().width()
+        assert button.geometry().left() > seg.viewport().width() // 2
+    text = view.toPlainText()
+    assert "python\n" + PY in text and "code\nplain <b>" in text  # language (or "code") above the code
+
+
+def test_copy_buttons_follow_streamed_and_replaced_content(qtbot: Any) -> None:
+    msg = ChatMessage(id="a1", role="assistant", content="", ts=0)
+    view = AssistantMessageView(msg, theme=MarkdownTheme(), meta_text=lambda m: "")
+    qtbot.addWidget(view)
+    view.resize(600, 400)
+    view.show()
+    text = "One:\n\n```js\nlet a = 1;\n```\n\nTwo:\n\n```js\nlet b = 2;\n```\n"
+    for end in range(1, len(text) + 1):
+        msg.content = text[:end]
+        view.sync(msg, live=True)
+    view.sync(msg, live=False)
+
+    def visible() -> list[QToolButton]:
+        return [b for b in view.findChildren(QToolButton, "copyCodeButton") if b.isVisible()]
+
+    qtbot.waitUntil(lambda: len(visible()) == 2)
+    buttons = visible()
+    assert all(0 < b.x() < view.width() for b in buttons)
+    codes = sorted(seg.code_for(b) for seg in view.body.segments if isinstance(seg, MarkdownView)
+                   for b in seg.copy_buttons)
+    assert len(buttons) == 2 and codes == ["let a = 1;", "let b = 2;"]
+
+
+def test_a_5000_line_block_is_highlighted_once_in_reasonable_time(qapp: Any) -> None:
+    code = "\n".join(f"def f{i}(x):\n    return x * {i}  # line {i}" for i in range(2500))
+    t0 = time.perf_counter()
+    pre = highlight_code(code, "python", dark=False)
+    elapsed = time.perf_counter() - t0
+    print(f"highlighting 5,000 lines ({len(code) // 1024} KiB): {elapsed * 1000:.0f} ms")
+    assert pre.count("<span") > 5000 and elapsed < 5.0

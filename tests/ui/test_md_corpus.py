@@ -1,0 +1,194 @@
+"""What a reader sees of CommonMark edge cases and realistic answers: the plain text and the links
+of a real ``MarkdownView`` (never the HTML string)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QUrl
+
+from desktop.ui.markdown import MarkdownTheme
+from desktop.ui.markdown_view import MarkdownView
+
+
+def shown(src: str) -> tuple[str, list[tuple[str, str]], MarkdownView]:
+    """Plain text, ``(anchor text, href)`` pairs and the view showing ``src``."""
+    view = MarkdownView()
+    view.set_markdown(src, MarkdownTheme())
+    doc = view.document()
+    links: list[tuple[str, str]] = []
+    last_end = -1
+    block = doc.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            frag = it.fragment()
+            fmt = frag.charFormat()
+            if fmt.isAnchor():
+                if links and links[-1][1] == fmt.anchorHref() and frag.position() == last_end:
+                    links[-1] = (links[-1][0] + frag.text(), links[-1][1])  # one link, several formats
+                else:
+                    links.append((frag.text(), fmt.anchorHref()))
+                last_end = frag.position() + frag.length()
+            it += 1
+        block = block.next()
+    return doc.toPlainText(), links, view
+
+
+def lines(text: str) -> list[str]:
+    return [line for line in text.split("\n") if line.strip()]
+
+
+def test_setext_headings_show_no_underline(qapp: Any) -> None:
+    text, _, view = shown("Title\n=====\n\nSub title\n---\n\nbody text")
+    assert lines(text) == ["Title", "Sub title", "body text"]
+    levels = []
+    block = view.document().begin()
+    while block.isValid():
+        levels.append(block.blockFormat().headingLevel())
+        block = block.next()
+    assert levels[:3] == [1, 2, 0]
+
+
+def test_reference_links_resolve(qapp: Any) -> None:
+    src = (
+        "See [the docs][1] and [Guide], or [missing][nope].\n\n"
+        "[1]: https://a.example/docs\n[guide]: <https://a.example/g> 'T'"
+    )
+    text, links, _ = shown(src)
+    assert lines(text) == ["See the docs and Guide, or [missing][nope]."]
+    assert links == [("the docs", "https://a.example/docs"), ("Guide", "https://a.example/g")]
+
+
+def test_entities_and_backslash_escapes(qapp: Any) -> None:
+    text, _, _ = shown(r"&amp; &copy; &#169; &#x41; &lt;b&gt; &nosuch; \*not em\* \_x\_ \# \[y\] \\ \`z\`")
+    assert lines(text) == [r"& © © A <b> &nosuch; *not em* _x_ # [y] \ `z`"]
+
+
+def test_nested_lists_in_quotes(qapp: Any) -> None:
+    text, _, view = shown("> Quote:\n> - a\n>   - b\n>     1. c\n> - d\n\nafter")
+    assert lines(text) == ["Quote:", "a", "b", "c", "d", "after"]
+    indents = {}
+    block = view.document().begin()
+    while block.isValid():
+        if block.textList() is not None:
+            indents[block.text()] = block.textList().format().indent()
+        block = block.next()
+    assert indents["a"] < indents["b"] < indents["c"] and indents["d"] == indents["a"]
+
+
+def test_table_with_pipes_in_code_spans_and_alignment(qapp: Any) -> None:
+    text, _, view = shown("| op | meaning |\n|:---|---:|\n| `a \\| b` | either |\n| `x` | **one** |")
+    assert lines(text) == ["op", "meaning", "a | b", "either", "x", "one"]
+    assert "---" not in text and "`" not in text
+    cursor = view.document().find("either")
+    assert cursor.currentTable() is not None
+
+
+def test_task_lists(qapp: Any) -> None:
+    text, _, _ = shown("- [ ] write tests\n- [x] ship it\n- [ ]not a task")
+    assert lines(text) == ["☐ write tests", "☑ ship it", "[ ]not a task"]
+
+
+def test_hard_and_soft_breaks(qapp: Any) -> None:
+    text, _, _ = shown("two spaces  \nbackslash\\\nsoft\nbreak")
+    assert lines(text) == ["two spaces", "backslash", "soft", "break"]
+
+
+def test_fenced_code_with_longer_fences_and_tildes(qapp: Any) -> None:
+    text, _, _ = shown("````markdown\n```python\nprint(1)\n```\n````\n\n~~~\n~~~ not the end\n~~~")
+    assert lines(text) == ["markdown", "```python", "print(1)", "```", "code", "~~~ not the end"]
+
+
+def test_images_become_links_showing_alt_text_and_load_nothing(qapp: Any) -> None:
+    text, links, view = shown("![a cat](https://x.example/cat.png) ![](http://x.example/y.png) ![local](file:///etc/hostname)")
+    assert lines(text) == ["[image: a cat] [image: image] [image: local]"]
+    assert links == [("[image: a cat]", "https://x.example/cat.png"), ("[image: image]", "http://x.example/y.png")]
+    assert not view.loadResource(2, QUrl("https://x.example/cat.png"))
+
+
+def test_raw_html_is_shown_as_text(qapp: Any) -> None:
+    src = (
+        "Inline <b>bold?</b> <script>alert(1)</script>\n\n"
+        "<div>\nblock <i>html</i>\n</div>\n\n<!-- comment -->"
+    )
+    text, links, _ = shown(src)
+    assert lines(text) == [
+        "Inline <b>bold?</b> <script>alert(1)</script>",
+        "<div>",
+        "block <i>html</i>",
+        "</div>",
+        "<!-- comment -->",
+    ]
+    assert links == []
+
+
+def test_links_autolinks_and_bare_urls(qapp: Any) -> None:
+    src = (
+        "A [link](https://a.example/x_(y)) <https://b.example> https://c.example/p?q=1. "
+        "[bad](javascript:alert(1))"
+    )
+    text, links, _ = shown(src)
+    assert lines(text) == ["A link https://b.example https://c.example/p?q=1. bad"]
+    assert links == [("link", "https://a.example/x_(y)"), ("https://b.example", "https://b.example"),
+                     ("https://c.example/p?q=1", "https://c.example/p?q=1")]
+
+
+REALISTIC = """## Setting up the project
+
+You'll need **Python 3.11+** and a virtual environment. The steps below assume a *POSIX* shell;
+see the [official guide](https://docs.python.org/3/library/venv.html) for Windows.
+
+1. Create the environment:
+   ```bash
+   python -m venv .venv && source .venv/bin/activate
+   ```
+2. Install the dependencies:
+   - `httpx` for HTTP
+   - `pytest` for tests
+3. Run the checks.
+
+| Tool | Purpose | Speed |
+|------|---------|------:|
+| ruff | lint    | fast  |
+| mypy | types   | slow  |
+
+> **Note:** the cache lives in `~/.cache` — delete it if things get weird.
+
+```python
+def fib(n: int) -> int:
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+```
+
+That's it — 完成了 🎉.
+"""
+
+
+def test_a_realistic_answer_reads_as_expected(qapp: Any) -> None:
+    text, links, _ = shown(REALISTIC)
+    assert lines(text) == [
+        "Setting up the project",
+        "You'll need Python 3.11+ and a virtual environment. The steps below assume a POSIX shell;",
+        "see the official guide for Windows.",
+        "Create the environment:",
+        "bash",
+        "python -m venv .venv && source .venv/bin/activate",
+        "Install the dependencies:",
+        "httpx for HTTP",
+        "pytest for tests",
+        "Run the checks.",
+        "Tool", "Purpose", "Speed", "ruff", "lint", "fast", "mypy", "types", "slow",
+        "Note: the cache lives in ~/.cache — delete it if things get weird.",
+        "python",
+        "def fib(n: int) -> int:",
+        "    return n if n < 2 else fib(n - 1) + fib(n - 2)",
+        "That's it — 完成了 🎉.",
+    ]
+    assert links == [("official guide", "https://docs.python.org/3/library/venv.html")]
+
+
+@pytest.mark.parametrize("src", ["", "   ", "\n\n\n", "#", "-", "```", "> ", "|", "[", "![", "<", "&"])
+def test_degenerate_inputs_render(qapp: Any, src: str) -> None:
+    text, _, _ = shown(src)
+    assert "<" not in text or src == "<"

@@ -1,0 +1,313 @@
+"""The incremental streaming pipeline: complete blocks are rendered once, only the tail again.
+
+``BlockStream`` (pure Python) must only close a block where a one-shot parse of the final text
+has a block boundary, whatever the deltas; the assistant view must render each closed block once,
+re-render only the open tail, and render at most once when the stream ends, ending with exactly
+what a one-shot render shows.
+"""
+# ruff: noqa: F811 - pytest fixtures imported from test_chat_node_support are parameters here
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_chat_node_support import NodeEnv, make_env  # noqa: F401
+
+from desktop.core.chat.types import ChatMessage, Delta, Done
+from desktop.ui import message_body
+from desktop.ui.markdown import MarkdownTheme, block_starts, render_markdown
+from desktop.ui.md_stream import PARSE_LIMIT, BlockStream
+from desktop.ui.message_views import AssistantMessageView
+
+
+def answer(blocks: int = 50, seed: int = 7) -> str:
+    """A Markdown-rich answer of ``blocks`` top-level blocks (every kind, spanning many deltas)."""
+    rng = random.Random(seed)
+    kinds = [
+        lambda i: f"## Section {i}\n",
+        lambda i: f"Paragraph {i} with **bold**, `code` and a [link](https://e.example/{i}).\nSecond line.\n",
+        lambda i: f"- item {i}\n- item with sub\n  - sub a\n  - sub b\n\n- loose item\n",
+        lambda i: f"1. first\n2. second {i}\n   continued\n",
+        lambda i: f"```python\ndef f{i}(x):\n\n    return x  # blank line above\n```\n",
+        lambda i: f"| a | b |\n|---|--:|\n| {i} | `x \\| y` |\n| 2 | 3 |\n",
+        lambda i: f"> quoted {i}\n> - in a list\nlazy line\n",
+        lambda i: f"Setext {i}\n---\n",
+        lambda i: "~~~~\n```\nnot a fence end\n```\n~~~~\n",
+        lambda i: f"- [ ] task {i}\n- [x] done\n",
+    ]
+    parts = [kinds[i % len(kinds)](i) if i % 7 else rng.choice(kinds)(i) for i in range(blocks)]
+    return "\n".join(parts) + "\nThe end, see [ref][r].\n\n[r]: https://e.example/ref\n"
+
+
+def one_shot_boundaries(text: str) -> list[int]:
+    return [offset for _line, offset, _kind in block_starts(text, {})]
+
+
+def stream_boundaries(text: str, cuts: list[int]) -> tuple[list[int], BlockStream]:
+    stream = BlockStream()
+    bounds: list[int] = []
+    pos = 0
+    for cut in [*cuts, len(text)]:
+        for source in stream.advance(text[:cut]):
+            pos += len(source)
+            bounds.append(pos)
+    return bounds, stream
+
+
+@pytest.mark.parametrize("size", [1, 3, 7, 64])
+def test_closed_blocks_are_exactly_the_one_shot_blocks(size: int) -> None:
+    text = answer()
+    bounds, stream = stream_boundaries(text, list(range(size, len(text), size)))
+    whole = one_shot_boundaries(text)
+    # Every block closed, each at a one-shot boundary; the last paragraph too when a blank line
+    # after it was seen on its own (it ends a paragraph).
+    assert bounds[: len(whole) - 1] == whole[1:]
+    assert bounds[len(whole) - 1 :] in ([], [text.index("[r]: ")])
+    assert stream.closed_end in (whole[-1], text.index("[r]: "))
+
+
+def pieces_render_like_the_whole(text: str, cuts: list[int]) -> None:
+    stream = BlockStream()
+    sources: list[str] = []
+    for cut in [*cuts, len(text)]:
+        sources += stream.advance(text[:cut])
+    sources.append(stream.tail(text))
+    assert "".join(sources) == text
+    refs: dict[str, Any] = {}
+    block_starts(text, {"references": refs})
+    pieces = "".join(render_markdown(src, references=refs) for src in sources)
+    assert pieces == render_markdown(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet=st.sampled_from(list("ab -*>#|`~=1.:[]\n\n\n    ")), max_size=160),
+    st.lists(st.integers(min_value=0, max_value=160), max_size=12),
+)
+def test_closed_blocks_render_like_the_whole_text_whatever_the_deltas(text: str, cuts: list[int]) -> None:
+    pieces_render_like_the_whole(text, sorted(c for c in cuts if c < len(text)))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "> quote\n#hashtag is text\n- \ntail\n\n| a |\n|--x\n",
+        "- a\n\n  still a\n\n- b\n\n-\n\nnext\n",
+        "para\n\n    indented code\n\n    more code\n\nafter\n",
+        "| a | b |\n|---|---|\n| 1 | 2 |\nlazy row\n\n> q\n\n> r\n",
+        "```\ncode\n\n```\n\n~~~\nunclosed\n",
+        answer(),
+    ],
+)
+def test_typed_one_character_at_a_time(text: str) -> None:
+    pieces_render_like_the_whole(text, list(range(1, len(text))))
+
+
+def test_an_open_code_block_is_scanned_not_reparsed() -> None:
+    code = "".join(f"    value_{i} = compute({i})\n" for i in range(4000))  # ~120 KB
+    text = "Intro\n\n```python\n" + code + "```\n\nAfter.\n"
+    stream = BlockStream()
+    closed: list[str] = []
+    for end in range(0, len(text), 40):
+        closed += stream.advance(text[:end])
+    closed += stream.advance(text)
+    assert closed == ["Intro\n\n", "```python\n" + code + "```\n\n"]
+    assert stream.parses <= 6
+
+
+def test_a_huge_multiline_paragraph_is_reparsed_geometrically_not_per_line() -> None:
+    text = "".join(f"line {i} of one very long paragraph that keeps going\n" for i in range(3000))
+    stream = BlockStream()
+    for end in range(0, len(text), 50):
+        stream.advance(text[:end])
+    assert len(text) > 8 * PARSE_LIMIT
+    assert stream.parses < 60
+    assert stream.closed_end == 0
+
+
+class Recorder:
+    """Wraps the body's renderer and records every call."""
+
+    def __init__(self, monkeypatch: Any) -> None:
+        self.calls: list[tuple[str, bool]] = []
+        real = message_body.render_markdown_blocks
+
+        def recording(text: str, theme: Any = None, **kw: Any) -> Any:
+            self.calls.append((text, bool(kw.get("highlight", True))))
+            return real(text, theme, **kw)
+
+        monkeypatch.setattr(message_body, "render_markdown_blocks", recording)
+
+
+def make_view(qtbot: Any, content: str = "") -> tuple[AssistantMessageView, ChatMessage]:
+    msg = ChatMessage(id="a1", role="assistant", content=content, ts=0)
+    view = AssistantMessageView(msg, theme=MarkdownTheme(), meta_text=lambda m: "")
+    qtbot.addWidget(view)
+    view.resize(700, 500)
+    view.show()
+    return view, msg
+
+
+def test_complete_blocks_render_once_and_done_costs_at_most_one_render(qtbot: Any, monkeypatch: Any) -> None:
+    monkeypatch.setattr(message_body, "LIVE_MARKDOWN_INTERVAL", 0.0)  # re-render the tail every frame
+    rec = Recorder(monkeypatch)
+    text = answer()
+    view, msg = make_view(qtbot)
+    for end in range(5, len(text), 5):  # a frame after every 5 characters
+        msg.content = text[:end]
+        view.sync(msg, live=True)
+    streamed = view._streamed
+    assert streamed is not None
+    closed_sources = streamed._sources
+    assert len(closed_sources) >= 49  # 50 blocks and the closing paragraph: all but the tail closed
+    finals = [src for src, highlight in rec.calls if highlight]
+    assert finals == closed_sources  # each complete block rendered once (with colours), in order
+    tails = [src for src, highlight in rec.calls if not highlight]
+    assert tails and max(len(t) for t in tails) <= message_body.LIVE_MARKDOWN_LIMIT
+    starts = [0]
+    for src in closed_sources:
+        starts.append(starts[-1] + len(src))
+    ends = dict(zip(starts, [*starts[1:], len(text)], strict=True))
+    for t in tails:  # the tail starts where the closed blocks end and never holds a closed block
+        assert any(text.startswith(t, b) and b + len(t) <= ends[b] for b in starts)
+    kept = list(view.body.segments)
+    before = len(rec.calls)
+    msg.content = text
+    view.sync(msg, live=False)
+    assert len(rec.calls) - before <= 1  # the tail only
+    assert view.body.segments[: len(kept) - 3] == kept[: len(kept) - 3]  # no swap of the whole view
+    one_shot, _ = make_view(qtbot, text)
+    one_shot.sync(ChatMessage(id="a1", role="assistant", content=text, ts=0), live=False)
+    assert view.toPlainText() == one_shot.toPlainText()
+    assert "ref" in view.toPlainText() and "[r]" not in view.toPlainText()
+
+
+def test_done_right_after_the_last_frame_renders_only_the_tail(qtbot: Any, monkeypatch: Any) -> None:
+    rec = Recorder(monkeypatch)
+    text = "".join(f"Paragraph {i} with *some* markup.\n\n" for i in range(50)) + "Last one."
+    view, msg = make_view(qtbot)
+    for end in range(3, len(text) + 1, 3):
+        msg.content = text[:end]
+        view.sync(msg, live=True)
+    msg.content = text
+    view.sync(msg, live=True)
+    before = len(rec.calls)
+    view.sync(msg, live=False)
+    assert rec.calls[before:] == [("Last one.", True)]
+    closed = [src for src, hl in rec.calls if hl][:-1]
+    assert closed == [f"Paragraph {i} with *some* markup.\n\n" for i in range(50)]
+
+
+def test_a_huge_paragraph_and_code_block_are_never_rerendered_whole_while_streaming(
+    qtbot: Any, monkeypatch: Any
+) -> None:
+    monkeypatch.setattr(message_body, "LIVE_MARKDOWN_INTERVAL", 0.0)
+    rec = Recorder(monkeypatch)
+    para = " ".join(f"word{i}" for i in range(16000))  # ~110 KB, one line
+    code = "".join(f"x_{i} = {i}\n" for i in range(10000))  # ~100 KB
+    text = f"{para}\n\n```python\n{code}```\n"
+    view, msg = make_view(qtbot)
+    for end in range(0, len(text), 997):
+        msg.content = text[:end]
+        view.sync(msg, live=True)
+    live_calls = list(rec.calls)
+    assert all(len(src) <= message_body.LIVE_MARKDOWN_LIMIT for src, hl in live_calls if not hl)
+    assert [src for src, hl in live_calls if hl] == [para + "\n\n"]  # the paragraph, once, when closed
+    msg.content = text
+    view.sync(msg, live=False)
+    assert rec.calls[len(live_calls) :] == [(f"```python\n{code}```\n", True)]
+    assert view.toPlainText().rstrip("\n").endswith(code.rstrip("\n"))
+
+
+def test_a_reference_defined_after_its_use_re_renders_that_block_only(qtbot: Any, monkeypatch: Any) -> None:
+    rec = Recorder(monkeypatch)
+    text = "Uses [the ref][R1] and [inline](https://a.example).\n\nOther [x](https://b.example).\n\n" \
+        "More text.\n\n[r1]: https://r.example\n\nLast."
+    view, msg = make_view(qtbot)
+    for end in range(1, len(text) + 1):
+        msg.content = text[:end]
+        view.sync(msg, live=True)
+    before = len(rec.calls)
+    view.sync(msg, live=False)
+    assert [src for src, _ in rec.calls[before:]] == [
+        "[r1]: https://r.example\n\nLast.",  # the tail
+        "Uses [the ref][R1] and [inline](https://a.example).\n\n",  # rendered before [r1] was known
+    ]
+    assert view.toPlainText().startswith("Uses the ref and inline.")
+
+
+def test_streaming_through_a_node_ends_as_a_one_shot_render(qtbot: Any, make_env: Any) -> None:
+    env: NodeEnv = make_env()
+    node = env.node
+    text = answer(20, seed=3)
+    for i in range(0, len(text), 11):
+        env.bridge.broadcast(node.node_id, Delta(text[i : i + 11], message_id="m1"))
+    qtbot.waitUntil(lambda: node.transcript.view_for("m1") is not None)
+    view = node.transcript.view_for("m1")
+    assert isinstance(view, AssistantMessageView)
+    qtbot.waitUntil(lambda: "The end" in view.toPlainText() and not node.transcript.is_rendering())
+    assert isinstance(view._streamed, message_body.StreamedBody) and len(view._streamed._sources) >= 19
+    env.bridge.broadcast(node.node_id, Done("end_turn", message_id="m1"))
+    qtbot.waitUntil(lambda: not node.transcript.is_rendering())
+    one_shot, _ = make_view(qtbot, text)
+    one_shot.sync(ChatMessage(id="x", role="assistant", content=text, ts=0), live=False)
+    assert view.toPlainText() == one_shot.toPlainText()
+
+
+def test_a_burst_is_rendered_a_budget_at_a_time_showing_its_text_meanwhile(
+    qtbot: Any, monkeypatch: Any
+) -> None:
+    monkeypatch.setattr(message_body, "RENDER_BUDGET", 0.0)  # one block per update
+    rec = Recorder(monkeypatch)
+    text = "".join(f"Paragraph {i} with *some* markup.\n\n" for i in range(30)) + "Last one."
+    view, msg = make_view(qtbot)
+    msg.content = text
+    view.sync(msg, live=True)  # the whole answer arrives before the first frame
+    assert len(rec.calls) == 1 and view.rendering()
+    rest = text[len("Paragraph 0 with *some* markup.\n\n") :][: message_body.BEHIND_CHARS]
+    assert view.toPlainText().endswith(rest)  # what comes next shown as it is until it is rendered
+    view.sync(msg, live=False)  # Done: still one block per frame
+    updates = 1
+    while view.rendering():
+        view.sync(msg, live=False)
+        updates += 1
+    assert updates == 30 and len(rec.calls) == 31  # 30 paragraphs, then the tail, each rendered once
+    one_shot, _ = make_view(qtbot, text)
+    one_shot.sync(ChatMessage(id="x", role="assistant", content=text, ts=0), live=False)
+    assert view.toPlainText() == one_shot.toPlainText()
+
+
+def test_a_node_catches_up_with_a_burst_over_frames(qtbot: Any, make_env: Any, monkeypatch: Any) -> None:
+    monkeypatch.setattr(message_body, "RENDER_BUDGET", 0.0)
+    env: NodeEnv = make_env()
+    node = env.node
+    text = answer(40, seed=5)
+    env.bridge.broadcast(node.node_id, Delta(text, message_id="b1"))
+    env.bridge.broadcast(node.node_id, Done("end_turn", message_id="b1"))
+    view = node.transcript.view_for("b1")
+    assert isinstance(view, AssistantMessageView) and view.rendering()  # Done did not render it all
+    assert node.transcript.is_rendering()
+    qtbot.waitUntil(lambda: not node.transcript.is_rendering(), timeout=10000)
+    assert not view.rendering()
+    one_shot, _ = make_view(qtbot, text)
+    one_shot.sync(ChatMessage(id="x", role="assistant", content=text, ts=0), live=False)
+    assert view.toPlainText() == one_shot.toPlainText()
+
+
+def test_a_long_paragraph_keeps_its_text_view_when_it_closes(qtbot: Any) -> None:
+    from desktop.ui.textflow import TextFlowView
+
+    para = " ".join(f"word{i}" for i in range(2000))
+    view, msg = make_view(qtbot)
+    for end in range(0, len(para) + 1, 500):
+        msg.content = para[:end]
+        view.sync(msg, live=True)
+    flows = [seg for seg in view.body.segments if isinstance(seg, TextFlowView)]
+    assert len(flows) == 1 and flows[0].toPlainText() == para[: len(para) // 500 * 500]
+    msg.content = para + "\n\nNext paragraph."
+    view.sync(msg, live=True)  # the paragraph closes: shown by the same widget, now a closed segment
+    assert view.body.segments[0] is flows[0] and flows[0].toPlainText() == para
