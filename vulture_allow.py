@@ -71,6 +71,11 @@ _.stacks
 _.resource_links  # core.mcp.McpToolResult (listed for the model in the text already)
 _.revoke  # core.mcp.TrustStore
 
+# Markdown: markdown-it calls validateLink (every link parses; safe_link decides); tests and benchmarks
+# wait on is_rendering (a stream ends when its last block is rendered).
+_.validateLink
+_.is_rendering
+
 # Library APIs.
 _.priority  # keyring.backend.KeyringBackend.priority (screenshots' in-memory keyring)
 _.length  # QTextLayout.FormatRange.length (textflow)
