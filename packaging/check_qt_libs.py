@@ -279,11 +279,22 @@ def main(
     missing = missing_sonames(xcb, run_ldd)
     if missing is None:
         missing = _fallback_missing() if shutil.which("ldconfig") or Path("/sbin/ldconfig").exists() else []
-    if not missing:
-        return 0
-    root = hasattr(os, "geteuid") and os.geteuid() == 0
-    print(_message(missing, root=root, has_apt=shutil.which("apt-get") is not None), file=sys.stderr)
-    return 1
+    if missing:
+        root = hasattr(os, "geteuid") and os.geteuid() == 0
+        print(_message(missing, root=root, has_apt=shutil.which("apt-get") is not None), file=sys.stderr)
+        return 1
+    if not env.get("DISPLAY") and not env.get("WAYLAND_DISPLAY"):
+        print(NO_DISPLAY, file=sys.stderr)
+        return 1
+    return 0
+
+
+NO_DISPLAY = (
+    "Chat Nodes needs a desktop session: neither DISPLAY nor WAYLAND_DISPLAY is set, so Qt would abort\n"
+    "with \"could not connect to display\". Run it from your desktop, or on a machine without one:\n"
+    "    xvfb-run make demo          (a virtual screen; apt-get install xvfb)\n"
+    "    QT_QPA_PLATFORM=offscreen make run ARGS=--smoke-test   (a headless start-up check)"
+)
 
 
 if __name__ == "__main__":

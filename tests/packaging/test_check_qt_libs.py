@@ -161,7 +161,8 @@ def test_main_is_silent_and_zero_when_nothing_is_missing_or_nothing_is_checked(
 ) -> None:
     platforms = _plugins(tmp_path)
     argv = ["--plugins-dir", str(platforms)]
-    assert check.main(argv, environ={}, platform="linux", run_ldd=lambda _p: LDD_ALL_FOUND) == 0
+    x11 = {"DISPLAY": ":0"}
+    assert check.main(argv, environ=x11, platform="linux", run_ldd=lambda _p: LDD_ALL_FOUND) == 0
 
     def broken(_path: Path) -> str:
         raise AssertionError("ldd must not run when the check is skipped")
@@ -182,6 +183,13 @@ def test_main_is_silent_and_zero_when_nothing_is_missing_or_nothing_is_checked(
     assert check.main(argv, environ={"WAYLAND_DISPLAY": "wayland-0"}, platform="linux",
                       run_ldd=lambda p: LDD_XCB_MISSING) == 1
     assert capsys.readouterr().out == ""
+
+
+def test_main_says_how_to_run_without_a_display(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--plugins-dir", str(_plugins(tmp_path))]
+    assert check.main(argv, environ={}, platform="linux", run_ldd=lambda _p: LDD_ALL_FOUND) == 1
+    err = capsys.readouterr().err
+    assert "neither DISPLAY nor WAYLAND_DISPLAY" in err and "xvfb-run make demo" in err
 
 
 def test_main_never_blocks_without_pyside6_s_plugin(tmp_path: Path) -> None:
