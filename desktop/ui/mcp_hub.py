@@ -187,6 +187,23 @@ class McpHub:
             servers[key] = _renamed(config, key)
         return servers
 
+    def grant_key(self, server: str) -> str | None:
+        """What an "Always allow this server" grant names: the server and what it runs.
+
+        ``name#<12 hex of SHA-256 of its transport, command line / URL and cwd>``, so a grant never
+        carries over to a different server that reuses the name (a project's ``.mcp.json``, or an
+        edited command); None for an unknown server.
+        """
+        import hashlib
+        import json
+
+        config = self.configured().get(server)
+        if config is None:
+            return None
+        what = [config.transport, config.command, list(config.args), config.url, config.cwd]
+        digest = hashlib.sha256(json.dumps(what, ensure_ascii=False).encode("utf-8")).hexdigest()[:12]
+        return f"{server}#{digest}"
+
     def wanted(self) -> bool:
         """True when at least one configured server is enabled (then the manager is worth starting)."""
         if not self._project_servers and SETTINGS_KEY not in self._settings().extra:

@@ -185,7 +185,8 @@ class NodeTools(QObject):
         if info is None or folder is None or hub is None:
             return False
         try:
-            return info.server in hub.grants.servers(folder, self._node.node_id)
+            key = hub.grant_key(info.server)
+            return key is not None and key in hub.grants.servers(folder, self._node.node_id)
         except Exception:  # noqa: BLE001 - an unreadable grants file grants nothing
             log.warning("could not read the MCP server grants", exc_info=True)
             return False
@@ -196,8 +197,11 @@ class NodeTools(QObject):
         folder = hub.project_dir() if hub is not None else None
         if hub is None or folder is None:
             return
+        key = hub.grant_key(server)
+        if key is None:
+            return
         try:
-            hub.grants.allow_server(folder, self._node.node_id, server)
+            hub.grants.allow_server(folder, self._node.node_id, key)
         except OSError as exc:
             log.error("could not store the grant for MCP server %s: %s", server, exc)
 

@@ -155,13 +155,24 @@ def test_always_allow_server_is_a_user_grant(qtbot: Any, open_window: Any, fake:
         card.findChild(QPushButton, "alwaysAllowServerButton").click()
     grants = json.loads((config / "grants.json").read_text())
     key = str(project.resolve())
-    assert grants["projects"][key]["nodes"][node.node_id]["servers"] == ["local"]
+    (granted,) = grants["projects"][key]["nodes"][node.node_id]["servers"]
+    assert granted.startswith("local#")  # the server's name and what it runs
     with qtbot.waitSignal(node.run_finished, timeout=15_000):
         node.submit("second")  # runs without a card
     assert not node.transcript.pending_permission_cards()
     calls = [c for m in node.conversation.messages if m.role == "assistant" for c in (m.tool_calls or [])]
     assert [c.status for c in calls] == ["done", "done"]
     assert calls[1].result == "5"
+    # The same name running something else (an edited command, a project's .mcp.json) is not granted.
+    hub = window.context.mcp
+    assert hub.grant_key("local") == granted
+    entry = stdio_entry()
+    entry["args"] = [*entry.get("args", []), "--other"]
+    settings = json.loads((config / "settings.json").read_text())
+    settings["mcpServers"]["local"] = entry
+    (config / "settings.json").write_text(json.dumps(settings))
+    window.context.settings = window.context.settings_store.load()
+    assert hub.grant_key("local") not in (None, granted)
     window.save_project()
     saved = (project / "project.json").read_text()
     assert "local" not in saved.replace("mcp__local__", "")  # no grant in the project file
