@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from .types import (
     ROLES,
+    TOOL_IMAGES_KEY,
     ChatEvent,
     ChatMessage,
     Delta,
@@ -240,6 +241,7 @@ def _find_call(conv: Conversation, call_id: str, first: ChatMessage | None) -> T
 
 
 def _update_call(target: ToolCall, source: ToolCall) -> None:
+    """Copy ``source``'s outcome onto the assistant's copy ``target`` (images stay with the tool message)."""
     target.name = source.name
     target.args_json = source.args_json
     target.result = source.result
@@ -270,7 +272,13 @@ def _apply_tool_finished(conv: Conversation, event: ToolCallFinished) -> None:
         tool_msg = append_message(conv, "tool", content, message_id=event.message_id or None)
     else:
         tool_msg.content = content
-    tool_msg.tool_calls = [call.copy()]
+    stored = call.copy()
+    stored.images = None  # kept once, in extra (the persisted "images" key of the tool message)
+    tool_msg.tool_calls = [stored]
+    if call.images:
+        tool_msg.extra[TOOL_IMAGES_KEY] = [dict(image) for image in call.images]
+    else:
+        tool_msg.extra.pop(TOOL_IMAGES_KEY, None)
 
 
 def _apply_notice(conv: Conversation, event: Notice) -> None:
@@ -289,7 +297,8 @@ def apply_event(conv: Conversation, event: ChatEvent) -> None:
     - ``ToolCallRequested``: upsert the call by call id across the whole conversation; a new call
       goes onto the assistant message ``event.message_id``.
     - ``ToolCallFinished``: update the assistant's copy of the call by id and add (or update) the
-      ``tool`` message ``event.message_id`` holding the result and a copy of the call.
+      ``tool`` message ``event.message_id`` holding the result and a copy of the call; the call's
+      images go to the tool message's ``extra["images"]`` (and nowhere else, so they count once).
     - ``Notice``: add (or update) the ``note`` message ``event.message_id``.
     - ``Done("stopped" | "error")``: mark ``event.message_id`` stopped when it is not empty.
 

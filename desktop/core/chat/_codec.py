@@ -63,6 +63,8 @@ def _call_to_dict(call: ToolCall) -> dict[str, Any]:
         out["result"] = call.result
     out["isError"] = call.is_error
     out["status"] = call.status
+    if call.images is not None:
+        out["images"] = [dict(image) for image in call.images]
     return out
 
 
@@ -162,7 +164,18 @@ def _call_from_dict(value: object, where: str) -> ToolCall:
     status = value.get("status", "done" if result is not None else "running")
     if status not in TOOL_STATUSES:
         raise TypeError(f"{where}: 'status' must be one of {sorted(TOOL_STATUSES)}, got {status!r}")
-    return ToolCall(value["id"], value["name"], value["argsJson"], result, is_error, status)
+    raw_images = value.get("images")
+    images: list[dict[str, str]] | None = None
+    if raw_images is not None:
+        if not isinstance(raw_images, list):
+            raise TypeError(f"{where}: 'images' must be an array, got {_type_name(raw_images)}")
+        images = []
+        for j, image in enumerate(raw_images):
+            if not (isinstance(image, dict) and isinstance(image.get("mime"), str)
+                    and isinstance(image.get("data"), str)):
+                raise TypeError(f"{where}: 'images[{j}]' must be an object with string 'mime' and 'data'")
+            images.append({"mime": image["mime"], "data": image["data"]})
+    return ToolCall(value["id"], value["name"], value["argsJson"], result, is_error, status, images)
 
 
 def message_from_dict(data: object, index: int | None = None) -> ChatMessage:

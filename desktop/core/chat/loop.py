@@ -20,6 +20,8 @@ A stream that fails or is cancelled never has its calls executed or announced.
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -27,6 +29,8 @@ from typing import Literal, TypeAlias
 
 from .conversation import Conversation, apply_event, new_id
 from .types import (
+    MAX_TOOL_IMAGE_BYTES,
+    MAX_TOOL_IMAGES,
     ChatDriver,
     ChatEvent,
     ChatMessage,
@@ -39,6 +43,7 @@ from .types import (
     ToolCall,
     ToolCallFinished,
     ToolCallRequested,
+    ToolOutput,
     ToolStatus,
     UsageReport,
 )
@@ -194,11 +199,14 @@ class _ToolRunner:
         self.emit(ToolCallRequested(announced, message_id=self.assistant_id))
         return announced.copy()
 
-    def finish(self, call: ToolCall, status: ToolStatus, result: str) -> None:
+    def finish(
+        self, call: ToolCall, status: ToolStatus, result: str, images: list[dict[str, str]] | None = None
+    ) -> None:
         done = call.copy()
         done.status = status
         done.result = result
         done.is_error = status != "done"
+        done.images = images or None
         self.finished.add(call.id)
         self.emit(ToolCallFinished(done, message_id=new_id("t")))
 
@@ -273,7 +281,7 @@ class _ToolRunner:
         self._finish_from(call, task)
         return True
 
-    def _finish_from(self, call: ToolCall, task: asyncio.Future[str]) -> None:
+    def _finish_from(self, call: ToolCall, task: asyncio.Future[str | ToolOutput]) -> None:
         """Finish ``call`` with the outcome of its (done) tool task."""
         err = task.exception()
         if err is not None:  # a raising tool is an error result for the model, not a crash
@@ -281,7 +289,47 @@ class _ToolRunner:
             self.finish(call, "error", f"tool error: {err or type(err).__name__}")
             return
         result = task.result()
+        if isinstance(result, ToolOutput):
+            text, images = _model_images(call.name, result)
+            self.finish(call, "done", text, images)
+            return
         self.finish(call, "done", result if isinstance(result, str) else str(result))
+
+
+def _model_images(tool: str, output: ToolOutput) -> tuple[str, list[dict[str, str]]]:
+    """The text and the images of ``output`` the model may get (see ``ToolOutput``).
+
+    An image that is malformed, not valid base64, over ``MAX_TOOL_IMAGE_BYTES`` decoded or past the
+    first ``MAX_TOOL_IMAGES`` is left out, and a line saying so is added to the text.
+    """
+    text = output.text if isinstance(output.text, str) else str(output.text)
+    kept: list[dict[str, str]] = []
+    notes: list[str] = []
+    for image in output.images:
+        mime = image.get("mime") if isinstance(image, dict) else None
+        data = image.get("data") if isinstance(image, dict) else None
+        if not isinstance(mime, str) or not isinstance(data, str):
+            notes.append("[image not sent: malformed]")
+            continue
+        if len(kept) >= MAX_TOOL_IMAGES:
+            notes.append(f"[image not sent: {mime}, more than {MAX_TOOL_IMAGES} images]")
+            continue
+        if len(data) > (MAX_TOOL_IMAGE_BYTES + 2) // 3 * 4 + 4:
+            size = len(data) * 3 // 4  # too big to be worth decoding: estimated from the base64 length
+        else:
+            try:
+                size = len(base64.b64decode(data, validate=True))
+            except (binascii.Error, ValueError):
+                notes.append(f"[image not sent: {mime}, invalid base64 data]")
+                continue
+        if size > MAX_TOOL_IMAGE_BYTES:
+            notes.append(f"[image not sent: {mime}, {size} bytes, over {MAX_TOOL_IMAGE_BYTES} bytes]")
+            continue
+        kept.append({"mime": mime, "data": data})
+    if notes:
+        log.info("tool %s: %d image(s) not sent to the model", tool, len(notes))
+        text = "\n".join([text, *notes]) if text else "\n".join(notes)
+    return text, kept
 
 
 async def run_chat_loop(

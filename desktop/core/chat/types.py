@@ -20,6 +20,10 @@ __all__ = [
     "ErrorKind",
     "Usage",
     "ToolCall",
+    "ToolOutput",
+    "MAX_TOOL_IMAGE_BYTES",
+    "MAX_TOOL_IMAGES",
+    "TOOL_IMAGES_KEY",
     "ChatMessage",
     "Delta",
     "Thinking",
@@ -92,6 +96,9 @@ class ToolCall:
         result: The tool's result text (or error text) once finished.
         is_error: True when ``result`` is an error (error, denied, skipped).
         status: One of ``TOOL_STATUSES``.
+        images: Images of a finished call's result, ``{"mime": ..., "data": <base64>}`` each, carried
+            by ``ToolCallFinished`` (the applier keeps them once, in the ``tool`` message's
+            ``extra["images"]``); None when the result has none.
     """
 
     id: str
@@ -100,10 +107,12 @@ class ToolCall:
     result: str | None = None
     is_error: bool = False
     status: ToolStatus = "running"
+    images: list[dict[str, str]] | None = None
 
     def copy(self) -> ToolCall:
         """Return an independent copy (events must not share mutable calls)."""
-        return ToolCall(self.id, self.name, self.args_json, self.result, self.is_error, self.status)
+        images = [dict(image) for image in self.images] if self.images is not None else None
+        return ToolCall(self.id, self.name, self.args_json, self.result, self.is_error, self.status, images)
 
     def args(self) -> dict[str, Any]:
         """Parse ``args_json``; empty text means ``{}``.
@@ -118,6 +127,33 @@ class ToolCall:
         if not isinstance(value, dict):
             raise ValueError("tool arguments must be a JSON object")
         return value
+
+
+#: Largest decoded image a tool result sends to the model: 3.75 MiB, so its base64 text stays within
+#: the 5 MB Anthropic accepts per image. A larger image is only described in the result text.
+MAX_TOOL_IMAGE_BYTES = 5 * 1024 * 1024 * 3 // 4
+#: At most this many images of one tool result go to the model; the rest are only described.
+MAX_TOOL_IMAGES = 8
+#: The ``ChatMessage.extra`` key (so the persisted message key) holding a ``tool`` message's result
+#: images, ``[{"mime": "image/png", "data": <base64>}, ...]``. Read it as untrusted (a saved file).
+TOOL_IMAGES_KEY = "images"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutput:
+    """The richer result a tool's ``run`` may return instead of a plain ``str``: text plus images.
+
+    The text must describe every image (``[image: image/png, 1234 bytes]``): it is all a provider
+    that takes no images in tool results sees. The loop keeps the images that are valid base64,
+    at most ``MAX_TOOL_IMAGE_BYTES`` decoded, ``MAX_TOOL_IMAGES`` of them.
+
+    Attributes:
+        text: The result text for the model.
+        images: ``{"mime": "image/png", "data": <base64>}`` per image, in order.
+    """
+
+    text: str
+    images: tuple[dict[str, str], ...] = ()
 
 
 @dataclass(slots=True)
@@ -315,7 +351,8 @@ class ChatToolDef:
         description: What it does, for the model.
         schema: JSON schema of the arguments object.
         needs_approval: True when the user must approve every call (anything that changes things).
-        run: ``async (args) -> str``; raising makes the call an ``error``.
+        run: ``async (args) -> str`` (or a ``ToolOutput`` when the result has images); raising
+            makes the call an ``error``.
         interruptible: True when cancelling ``run`` stops the work cleanly (an MCP call: the server
             is told to cancel), so a stop does not wait for it; False for work in a thread that
             cannot be interrupted (a stop then gives it a moment to finish and records its outcome).
@@ -325,7 +362,7 @@ class ChatToolDef:
     description: str
     schema: dict[str, Any]
     needs_approval: bool
-    run: Callable[[dict[str, Any]], Awaitable[str]]
+    run: Callable[[dict[str, Any]], Awaitable[str | ToolOutput]]
     interruptible: bool = False
 
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from desktop.core.chat.types import ChatToolDef
+from desktop.core.chat.types import ChatToolDef, ToolOutput
 from desktop.core.mcp._config import McpServerConfig
 from desktop.core.mcp._names import ToolNameMap
 from desktop.core.mcp._results import McpToolResult, convert_result
@@ -318,8 +318,8 @@ class McpManager:
                 )
         return out
 
-    async def run(self, name: str, args: dict[str, Any]) -> str:
-        """``ChatToolDef.run``: the result text for the model.
+    async def run(self, name: str, args: dict[str, Any]) -> str | ToolOutput:
+        """``ChatToolDef.run``: the result text for the model, with its images when it has any.
 
         Raises:
             McpToolError: The call failed or the server flagged an error (the message names the server).
@@ -328,7 +328,7 @@ class McpManager:
         if result.is_error:
             where = f'MCP server "{result.server}", tool "{result.tool}"'
             raise McpToolError(f"{where} returned an error: {result.text}")
-        return result.text
+        return result.model_output()
 
     async def call(self, name: str, args: dict[str, Any]) -> McpToolResult:
         """Call a tool by its model-facing name with the server's timeout; the full result object.

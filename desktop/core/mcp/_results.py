@@ -5,7 +5,9 @@
   repeats it, as the spec asks servers to send for old clients; a ``{"result": v}`` wrapper of a
   plain text result adds nothing);
 * images (and audio) are kept for the UI as base64 + mime and described for the model as
-  ``[image: image/png, 1234 bytes]``;
+  ``[image: image/png, 1234 bytes]``; valid images up to ``MAX_TOOL_IMAGE_BYTES`` (the first
+  ``MAX_TOOL_IMAGES``) also go to the model through ``McpToolResult.model_output`` (a
+  ``ToolOutput``), for the providers that take images in tool results;
 * resource links are listed (``[resource link: name <uri>]``), never fetched; embedded text
   resources are included, embedded blobs described;
 * text over ``MODEL_TEXT_LIMIT`` bytes is cut for the model with a note; ``full_text`` keeps it all.
@@ -20,6 +22,8 @@ import binascii
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
+
+from desktop.core.chat.types import MAX_TOOL_IMAGE_BYTES, MAX_TOOL_IMAGES, ToolOutput
 
 if TYPE_CHECKING:
     from mcp_types import CallToolResult
@@ -105,6 +109,20 @@ class McpToolResult:
     def images(self) -> tuple[McpMedia, ...]:
         """The image parts only."""
         return tuple(m for m in self.media if m.kind == "image")
+
+    @property
+    def model_images(self) -> tuple[McpMedia, ...]:
+        """The images the model may get: valid base64, at most ``MAX_TOOL_IMAGE_BYTES``, the first
+        ``MAX_TOOL_IMAGES`` of them (the text describes every image either way)."""
+        fit = [m for m in self.images if 0 <= m.size <= MAX_TOOL_IMAGE_BYTES]
+        return tuple(fit[:MAX_TOOL_IMAGES])
+
+    def model_output(self) -> str | ToolOutput:
+        """What ``ChatToolDef.run`` returns: ``text``, or a ``ToolOutput`` with it when images go along."""
+        images = self.model_images
+        if not images:
+            return self.text
+        return ToolOutput(self.text, tuple({"mime": m.mime, "data": m.data_b64} for m in images))
 
 
 def _decoded_size(data: str) -> int:

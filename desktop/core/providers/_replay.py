@@ -13,11 +13,46 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from desktop.core.chat.types import ChatMessage, ToolCall
+from desktop.core.chat.types import (
+    MAX_TOOL_IMAGE_BYTES,
+    MAX_TOOL_IMAGES,
+    TOOL_IMAGES_KEY,
+    ChatMessage,
+    ToolCall,
+)
 
 log = logging.getLogger(__name__)
 
-__all__ = ["INTERRUPTED_RESULT", "answered_history"]
+__all__ = ["INTERRUPTED_RESULT", "answered_history", "tool_result_images"]
+
+#: Longest base64 text of an image within ``MAX_TOOL_IMAGE_BYTES`` (padding included).
+_MAX_IMAGE_B64 = (MAX_TOOL_IMAGE_BYTES + 2) // 3 * 4
+
+
+def tool_result_images(message: ChatMessage, mimes: frozenset[str]) -> list[tuple[str, str]]:
+    """The result images of a ``tool`` message a provider may get, as ``(mime, base64)`` pairs.
+
+    ``extra["images"]`` comes from a saved file, so it is read as untrusted: an entry that is not an
+    object with string ``mime`` and ``data``, whose mime is not in ``mimes``, or whose data is over
+    ``MAX_TOOL_IMAGE_BYTES``, is left out (the result text describes every image anyway), and at
+    most ``MAX_TOOL_IMAGES`` are returned.
+    """
+    raw = message.extra.get(TOOL_IMAGES_KEY) if message.extra else None
+    if not isinstance(raw, list):
+        return []
+    out: list[tuple[str, str]] = []
+    for image in raw:
+        mime = image.get("mime") if isinstance(image, dict) else None
+        data = image.get("data") if isinstance(image, dict) else None
+        if not (isinstance(mime, str) and isinstance(data, str) and data) or len(out) >= MAX_TOOL_IMAGES:
+            log.info("tool message %s: an image was left out (malformed or too many)", message.id)
+            continue
+        if mime.lower() not in mimes or len(data) > _MAX_IMAGE_B64:
+            log.info("tool message %s: a %s image of %d base64 chars is only described", message.id,
+                     mime[:100], len(data))
+            continue
+        out.append((mime.lower(), data))
+    return out
 
 INTERRUPTED_RESULT = "not run: the app was interrupted before this call finished"
 

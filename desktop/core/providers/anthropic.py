@@ -1,9 +1,9 @@
 """Driver for the Anthropic Messages API (streaming).
 
-Replays thinking and redacted thinking verbatim with signatures, merges tool results into one
-user turn in call order, marks prompt cache breakpoints (``ProviderConfig.prompt_caching``, see
-``_cache``), reports cache usage, surfaces ``event: error`` and stop reasons, and never hands out
-a tool call whose input was cut off.
+Replays thinking and redacted thinking verbatim with signatures, merges tool results (with their
+images) into one user turn in call order, marks prompt cache breakpoints
+(``ProviderConfig.prompt_caching``, see ``_cache``), reports cache usage, surfaces
+``event: error`` and stop reasons, and never hands out a tool call whose input was cut off.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from ._base import StreamingDriver, StreamParser
 from ._cache import add_cache_breakpoints
 from ._http import error_from_payload
 from ._json import clean_arguments, loads
-from ._replay import answered_history
+from ._replay import answered_history, tool_result_images
 from ._sse import SSEEvent
 from .openai import INCOMPLETE_STREAM, TRUNCATED_NOTICE
 
@@ -49,6 +49,8 @@ __all__ = [
 
 DEFAULT_ANTHROPIC_BASE = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
+#: The image types the Messages API takes (in a ``tool_result`` too); others are only described.
+ANTHROPIC_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 REFUSAL_NOTICE = "the model declined to answer (stop_reason: refusal)"
 CONTEXT_NOTICE = "response stopped: the model's context window is full"
 
@@ -92,12 +94,31 @@ def _assistant_blocks(m: ChatMessage) -> list[dict[str, Any]]:
     return blocks
 
 
+def _tool_result(m: ChatMessage, call: ToolCall) -> dict[str, Any]:
+    """The ``tool_result`` block of a ``tool`` message: text content, or a text block and its images."""
+    content: str | list[dict[str, Any]] = m.content
+    images = tool_result_images(m, ANTHROPIC_IMAGE_TYPES) if not call.is_error else []
+    if images:
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": m.content}] if m.content.strip() else []
+        blocks += [
+            {"type": "image", "source": {"type": "base64", "media_type": mime, "data": data}}
+            for mime, data in images
+        ]
+        content = blocks
+    result: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.id, "content": content}
+    if call.is_error:
+        result["is_error"] = True
+    return result
+
+
 def anthropic_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
     """Conversation messages in the Messages shape (strictly alternating user/assistant turns).
 
     ``system`` and ``note`` messages are left out (the system prompt is a top-level field).
     Consecutive same-role turns are merged; ``tool`` messages become ``tool_result`` blocks,
-    gathered in one user turn, in the order of the calls, before any text.
+    gathered in one user turn, in the order of the calls, before any text. A result with images
+    (``extra["images"]`` of png, jpeg, gif or webp) sends its content as a text block followed by
+    ``image`` blocks; other images are only described by the result text.
     """
     turns: list[dict[str, Any]] = []
     for m in answered_history(messages):
@@ -109,11 +130,7 @@ def anthropic_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
                 log.warning("tool message %s has no call; not sent", m.id)
                 continue
             role = "user"
-            call = m.tool_calls[0]
-            result: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.id, "content": m.content}
-            if call.is_error:
-                result["is_error"] = True
-            blocks = [result]
+            blocks = [_tool_result(m, m.tool_calls[0])]
         elif m.role == "assistant":
             role = "assistant"
             blocks = _assistant_blocks(m)
