@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 
 if TYPE_CHECKING:
-    from desktop.core.chat.types import ChatToolDef
+    from desktop.core.chat.types import ChatToolDef, ToolOutput
     from desktop.core.mcp import McpManager, McpServerConfig, McpToolInfo, McpToolResult, ServerStatus
     from desktop.core.permissions import GrantStore
     from desktop.core.secrets import SecretStore
@@ -335,7 +335,7 @@ class McpHub:
 
         from desktop.core.mcp import McpToolError
 
-        async def run(args: dict[str, Any]) -> str:
+        async def run(args: dict[str, Any]) -> str | ToolOutput:
             if manager is None:  # pragma: no cover - tools exist only while a manager runs
                 raise McpToolError(f"MCP tool {name} is not available")
             result = await manager.call(name, args)
@@ -343,7 +343,7 @@ class McpHub:
             if result.is_error:
                 where = f'MCP server "{result.server}", tool "{result.tool}"'
                 raise McpToolError(f"{where} returned an error: {result.text}")
-            return result.text
+            return result.model_output()
 
         return dataclasses.replace(tool, run=run)
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtWidgets import QPushButton
-from test_app_support import close_window, fake_provider_entry
+from test_app_support import close_window, fake_provider_entry, write_settings
 
 from desktop.testing import FakeProvider, ToolCallSpec, Turn
 from desktop.ui.chat_node import ChatNodeWidget
@@ -264,3 +264,27 @@ def test_stop_while_waiting_for_servers_drops_the_send(qtbot: Any, open_window: 
     assert not node.header.tools_status.isVisible()
     wait_ready(qtbot, window, "local")
     assert posts(fake) == []  # nothing was sent
+
+
+def test_an_mcp_image_reaches_an_anthropic_model_from_the_app(
+        qtbot: Any, open_window: Any, dirs: Any) -> None:
+    from desktop.testing import FakeProvider
+
+    project, config = dirs
+    with FakeProvider() as anthropic:
+        entry = fake_provider_entry(anthropic)
+        entry.update(api="anthropic", base_url=anthropic.anthropic_base_url, id="claude")
+        write_settings(config, entry, default="claude", model="claude-sonnet-4-5")
+        settings = json.loads((config / "settings.json").read_text())
+        settings["mcpServers"] = {"local": {**stdio_entry(), "approval": "never"}}
+        (config / "settings.json").write_text(json.dumps(settings))
+        window = open_window(project, config)
+        wait_ready(qtbot, window, "local")
+        node = window.nodes()[0]
+        anthropic.script(Turn(tool_calls=[ToolCallSpec("mcp__local__image", {})]), Turn(text="a red dot"))
+        with qtbot.waitSignal(node.run_finished, timeout=15_000):
+            node.submit("show me")
+        follow_up = [r for r in anthropic.requests if r.method == "POST"][-1].json
+        blocks = [b for m in follow_up["messages"] if isinstance(m["content"], list) for b in m["content"]]
+        results = [b for b in blocks if b.get("type") == "tool_result"]
+        assert any(part.get("type") == "image" for part in results[-1]["content"])

@@ -64,6 +64,7 @@ from .types import (
     ToolCall,
     ToolCallFinished,
     ToolCallRequested,
+    ToolOutput,
     Usage,
     UsageReport,
 )
@@ -84,6 +85,7 @@ __all__ = [
     "ToolCall",
     "ToolCallFinished",
     "ToolCallRequested",
+    "ToolOutput",
     "Usage",
     "UsageReport",
     # conversation

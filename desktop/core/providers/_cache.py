@@ -13,8 +13,8 @@ of the input price (a cache write costs 1.25x). A request may carry at most
 Thinking and redacted thinking blocks cannot carry a mark, nor can an empty text block (nor, to
 be safe, a tool result with empty content): such a block is passed over for the block before
 it. A tool result with images (content: a text block and image blocks) is marked as a whole, on
-the ``tool_result`` block; the blocks inside it are never marked. Marks already present are counted and never doubled, so applying
-:func:`add_cache_breakpoints` twice changes nothing.
+the ``tool_result`` block; the blocks inside it are never marked. Marks already present are
+counted and never doubled, so applying :func:`add_cache_breakpoints` twice changes nothing.
 """
 
 from __future__ import annotations
