@@ -150,8 +150,9 @@ def test_stall_keeps_socket_open_then_resumes(fp: FakeProvider, client: httpx.Cl
                 arrivals.append((time.perf_counter() - t0, line.encode()))
     assert len(arrivals) == 1 + 8 + 3  # role, 8 deltas, finish, usage, [DONE]
     gaps = [b[0] - a[0] for a, b in zip(arrivals, arrivals[1:], strict=False)]
-    assert max(gaps) >= 0.35
-    assert gaps.index(max(gaps)) == 2  # between the 3rd and 4th event
+    # The stall sits between the 3rd and 4th event. (Not "the largest gap": on a loaded machine another
+    # gap can also be long, which is scheduling, not the fault.)
+    assert gaps[2] >= 0.35
 
 
 def test_stall_trips_a_client_read_timeout(fp: FakeProvider) -> None:
