@@ -453,7 +453,8 @@ class ChatNodeWidget(QWidget):
         elif isinstance(event, ToolCallRequested):
             call = event.call
             if call.status == "awaiting_approval" and (
-                call.name in self._always_allow or self.node_tools.auto_approve(call)  # MCP server grant
+                self.node_tools.grant_name(call.name) in self._always_allow  # MCP: name#what it runs
+                or self.node_tools.auto_approve(call)  # MCP server grant
             ):
                 self.transcript.mark_decided(call.id, "approve")
                 # The runtime parked the approval before broadcasting this event: answer now.
@@ -483,7 +484,7 @@ class ChatNodeWidget(QWidget):
             return
         if decision == "always":
             card = self.transcript.card_for(call_id)
-            name = card.call.name if card is not None else None
+            name = self.node_tools.grant_name(card.call.name) if card is not None else None
             if name and name not in self._always_allow:
                 self._always_allow.append(name)
                 self.changed.emit()

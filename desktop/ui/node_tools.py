@@ -191,6 +191,15 @@ class NodeTools(QObject):
             log.warning("could not read the MCP server grants", exc_info=True)
             return False
 
+    def grant_name(self, tool: str) -> str:
+        """How "Always allow this tool in this node" names ``tool``: a built-in tool by its name; an
+        MCP tool by its name and what its server runs (``mcp__files__read#<hash>``), so the grant
+        never carries over to another server that reuses the name."""
+        hub = self._hub
+        info = self.tool_details(tool)
+        key = hub.grant_key(info.server) if hub is not None and info is not None else None
+        return f"{tool}#{key.rsplit('#', 1)[1]}" if key is not None else tool
+
     def allow_server(self, server: str) -> None:
         """Always allow every tool of ``server`` in this node (stored in the user's ``grants.json``)."""
         hub = self._hub

@@ -288,3 +288,31 @@ def test_an_mcp_image_reaches_an_anthropic_model_from_the_app(
         blocks = [b for m in follow_up["messages"] if isinstance(m["content"], list) for b in m["content"]]
         results = [b for b in blocks if b.get("type") == "tool_result"]
         assert any(part.get("type") == "image" for part in results[-1]["content"])
+
+
+def test_always_allow_an_mcp_tool_is_bound_to_what_its_server_runs(
+        qtbot: Any, open_window: Any, fake: FakeProvider, dirs: Any) -> None:
+    project, config = dirs
+    write_mcp_settings(config, fake, {"local": stdio_entry()})
+    window = open_window(project, config)
+    wait_ready(qtbot, window, "local")
+    node = window.nodes()[0]
+    fake.script(Turn(tool_calls=[ToolCallSpec("mcp__local__echo", {"text": "one"})]), Turn(text="ok"),
+                Turn(tool_calls=[ToolCallSpec("mcp__local__echo", {"text": "two"})]), Turn(text="ok"))
+    node.submit("first")
+    card = pending_card(qtbot, node)
+    with qtbot.waitSignal(node.run_finished, timeout=15_000):
+        card.findChild(QPushButton, "alwaysAllowButton").click()
+    (grant,) = node.always_allow
+    assert grant.startswith("mcp__local__echo#") and grant == node.node_tools.grant_name("mcp__local__echo")
+    with qtbot.waitSignal(node.run_finished, timeout=15_000):
+        node.submit("second")  # the same server: no card
+    assert not node.transcript.pending_permission_cards()
+    entry = stdio_entry()
+    entry["args"] = [*entry["args"], "--other"]
+    settings = json.loads((config / "settings.json").read_text())
+    settings["mcpServers"]["local"] = entry
+    (config / "settings.json").write_text(json.dumps(settings))
+    window.context.settings = window.context.settings_store.load()
+    assert node.node_tools.grant_name("mcp__local__echo") != grant  # another server under that name asks
+    assert node.node_tools.grant_name("write_file") == "write_file"
