@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
@@ -25,9 +25,13 @@ from PySide6.QtWidgets import QMenu
 from desktop.ui.mcp_hub import McpHub, hub_for, server_key, short_status
 
 if TYPE_CHECKING:
+    from PySide6.QtCore import SignalInstance
+    from PySide6.QtWidgets import QPushButton
+
     from desktop.core.chat.types import ToolCall
     from desktop.core.mcp import McpToolInfo, McpToolResult
-    from desktop.ui.chat_node import ChatNodeWidget
+    from desktop.core.project import NodeState
+    from desktop.ui.node_header import NodeHeader
     from desktop.ui.services import AppServices
 
 log = logging.getLogger(__name__)
@@ -47,6 +51,22 @@ def read_tools_off(data: dict[str, object]) -> frozenset[str]:
     return frozenset(v for v in raw[:_MAX_ENTRIES] if isinstance(v, str) and 0 < len(v) <= 300)
 
 
+class ToolsHost(Protocol):
+    """What :class:`NodeTools` needs of its node (a ``ChatNodeWidget``; a Protocol, so this module
+    does not import the node's module back)."""
+
+    @property
+    def node_id(self) -> str: ...
+    @property
+    def header(self) -> NodeHeader: ...
+    @property
+    def send_button(self) -> QPushButton: ...
+    @property
+    def changed(self) -> SignalInstance: ...
+    @property
+    def _state(self) -> NodeState: ...  # its saved data keeps ``tools_off``
+
+
 class NodeTools(QObject):
     """The tools of one chat node (see the module docstring).
 
@@ -55,8 +75,8 @@ class NodeTools(QObject):
         hub: The context's MCP hub (None: only the built-in tools, e.g. a node without an app context).
     """
 
-    def __init__(self, node: ChatNodeWidget, hub: McpHub | None) -> None:
-        super().__init__(node)
+    def __init__(self, node: ToolsHost, hub: McpHub | None) -> None:
+        super().__init__(node if isinstance(node, QObject) else None)
         self._node = node
         self._hub = hub
         self._data = node._state.data_extra  # noqa: SLF001 - the node's saved data; to_state copies it
@@ -223,6 +243,6 @@ class NodeTools(QObject):
         return self._hub.result_for(name, text) if self._hub is not None else None
 
 
-def attach_node_tools(node: ChatNodeWidget, services: AppServices) -> NodeTools:
+def attach_node_tools(node: ToolsHost, services: AppServices) -> NodeTools:
     """Give ``node`` its Tools menu and MCP support (the hub is found through the services' runtime)."""
     return NodeTools(node, hub_for(services.runtime))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, Signal
 
@@ -31,14 +31,35 @@ from desktop.core.project import NodeState, new_node_state
 from desktop.ui.message_views import MessageView
 
 if TYPE_CHECKING:
-    from desktop.ui.chat_node import ChatNodeWidget
+    from desktop.ui.transcript import Transcript
+
+
+class VersionsHost(Protocol):
+    """What :class:`NodeVersions` needs of its node (a ``ChatNodeWidget``; a Protocol, so this
+    module does not import the node's module back)."""
+
+    @property
+    def title(self) -> str: ...
+    @property
+    def conversation(self) -> Conversation: ...
+    @property
+    def provider(self) -> str | None: ...
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def system(self) -> str | None: ...
+    @property
+    def revision(self) -> int: ...
+    @property
+    def transcript(self) -> Transcript: ...
+    def is_busy(self) -> bool: ...
 
 log = logging.getLogger(__name__)
 
 __all__ = ["NodeVersions", "fork_state"]
 
 
-def fork_state(node: ChatNodeWidget, message_id: str) -> NodeState:
+def fork_state(node: VersionsHost, message_id: str) -> NodeState:
     """A new node's state: the history up to and including ``message_id``, the node's settings.
 
     Same provider, model and system prompt; titled ``"<title> (fork)"``. The always-allowed tools
@@ -71,13 +92,13 @@ class NodeVersions(QObject):
 
     def __init__(
         self,
-        node: ChatNodeWidget,
+        node: VersionsHost,
         *,
         send: Callable[[], None],
         replaced: Callable[[], None],
         approve: Callable[[str, ApprovalDecision], None],
     ) -> None:
-        super().__init__(node)
+        super().__init__(node if isinstance(node, QObject) else None)
         self._node = node
         self._send = send
         self._replaced = replaced
