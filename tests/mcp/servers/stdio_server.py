@@ -16,7 +16,9 @@ import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ImageContent, ResourceLink, TextContent, ToolAnnotations
 
-server = MCPServer("test-stdio")
+# WARNING: the SDK logs every request at INFO to stderr, which would push the start line (with the pid
+# the tests look for) out of the manager's 50-line stderr tail.
+server = MCPServer("test-stdio", log_level="WARNING")
 
 PNG_1PX = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
