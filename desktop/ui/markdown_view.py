@@ -11,6 +11,7 @@ view's viewport, at the right of the block's label line) that copies the block's
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from functools import partial
 
@@ -27,7 +28,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QToolButton, QWidget
 
-from desktop.ui.frames import frame_scheduler
+from desktop.ui.frames import frame_scheduler, tick_deadline
 from desktop.ui.markdown import MarkdownTheme, document_css, render_markdown_blocks, safe_link
 from desktop.ui.md_colour import COLOUR_SLICE, CodeColourer
 
@@ -171,7 +172,11 @@ class MarkdownView(QTextBrowser):
         """Colour code for ``COLOUR_SLICE`` seconds; what is left waits for the next frame."""
         frames = frame_scheduler()
         key = ("colour", id(self))
-        if self.colourer.busy and self.colourer.step(COLOUR_SLICE):
+        budget = COLOUR_SLICE
+        shared = tick_deadline()  # inside a tick: what is left of the budget all nodes share
+        if shared is not None:
+            budget = max(0.0, min(budget, shared - time.perf_counter()))
+        if self.colourer.busy and self.colourer.step(budget):
             frames.request(key, self._colour, soon=True)
         else:
             frames.cancel(key)

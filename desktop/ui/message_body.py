@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QSizePolicy, QVBoxLayout, QWidget
 
+from desktop.ui.frames import tick_deadline
 from desktop.ui.markdown import MarkdownBlock, MarkdownTheme, block_starts, render_markdown_blocks
 from desktop.ui.markdown_view import MarkdownView
 from desktop.ui.md_stream import BlockStream
@@ -333,8 +334,12 @@ class StreamedBody:
         self._rendered_end += len(source)
 
     def _drain(self) -> None:
-        """Render pending closed blocks: at least one, then while ``RENDER_BUDGET`` lasts."""
+        """Render pending closed blocks: at least one, then while ``RENDER_BUDGET`` lasts (and the
+        frame's budget shared by all nodes, ``tick_deadline``)."""
         deadline = time.perf_counter() + RENDER_BUDGET
+        shared = tick_deadline()
+        if shared is not None:
+            deadline = min(deadline, shared)
         if self._pending:
             self._close(self._pending.pop(0))
         while self._pending and time.perf_counter() < deadline:

@@ -4,6 +4,7 @@ coloured a slice per frame (and laid out once), all measured on a fake clock."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from PySide6.QtGui import QTextDocument
@@ -183,3 +184,55 @@ def test_a_view_colours_a_big_block_over_frames(qtbot: Any) -> None:
     # Showing other content stops the old work at once (no formats on the new document's blocks).
     view.set_html("<p>done</p>", MarkdownTheme())
     assert not view.colourer.busy and not formatted_lines(view.document())
+
+
+def test_one_frame_budget_is_shared_by_every_streamed_body(qapp: Any, monkeypatch: Any) -> None:
+    import desktop.ui.frames as frames_mod
+    import desktop.ui.message_body as body_mod
+    from desktop.ui.frames import FrameScheduler
+    from desktop.ui.message_body import StreamedBody
+
+    clock = [1000.0]
+    monkeypatch.setattr("desktop.ui.frames.time.perf_counter", lambda: clock[0])
+    real_render = render_markdown_blocks
+
+    def render(*args: Any, **kwargs: Any) -> Any:
+        clock[0] += 0.001  # every block render costs 1 ms of the fake clock
+        return real_render(*args, **kwargs)
+
+    monkeypatch.setattr(body_mod, "render_markdown_blocks", render)
+    monkeypatch.setattr(body_mod, "RENDER_BUDGET", 0.010)  # each body alone would render 10 blocks
+    sched = FrameScheduler(interval_ms=1, budget_ms=4.5, resume_ms=1)
+    monkeypatch.setattr(frames_mod, "_scheduler", sched)
+    text = "".join(f"Paragraph {i} with words.\n\n" for i in range(40))
+    bodies = [StreamedBody(MarkdownTheme()) for _ in range(3)]
+    rendered: list[list[int]] = [[] for _ in bodies]
+
+    def flush(k: int) -> None:
+        before = bodies[k].renders
+        bodies[k].live(text)
+        rendered[k].append(bodies[k].renders - before)
+
+    for k in range(3):
+        sched.request(k, partial(flush, k))
+    assert frames_mod.tick_deadline() is None
+    sched.tick()
+    assert frames_mod.tick_deadline() is None  # only while a tick runs
+    # The first body spends the tick's 4.5 ms (5 blocks, not its own 10 ms); the others wait.
+    assert rendered == [[5], [], []]
+    assert sched.is_pending(1) and sched.is_pending(2)
+    # A body served with little of the budget left renders one block (progress), not ten.
+    clock[0] += 1.0
+    sched.cancel(0)
+    sched._pending.clear()
+
+    def late() -> None:
+        clock[0] += 0.004  # something else took 4 of the 4.5 ms first
+        flush(1)
+
+    sched.request(1, late)
+    sched.request(2, lambda: flush(2))
+    sched.tick()
+    assert rendered[1] == [1] and rendered[2] == []
+    sched._pending.clear()
+    monkeypatch.undo()
