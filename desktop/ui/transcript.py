@@ -67,7 +67,7 @@ from desktop.ui.message_views import (
     UserMessageView,
     body_segments,
 )
-from desktop.ui.transcript_content import OLDER_BUDGET, OpaqueContent, build_older
+from desktop.ui.transcript_content import OLDER_BUDGET, OlderPages, OpaqueContent, build_older
 
 __all__ = [
     "Transcript",
@@ -180,6 +180,7 @@ class Transcript(QScrollArea):
         self._vbox.addWidget(self._empty)
         self._vbox.addStretch(1)
         self.setWidget(self._content)
+        self._pages = OlderPages(self._vbox, self._content)
 
         self._frames = frame_scheduler()
         key = self._frame_key = id(self)
@@ -242,7 +243,7 @@ class Transcript(QScrollArea):
             for msg in msgs[start:end]:
                 view = self._make_view(msg, live=False)
                 if view is not None:
-                    self._vbox.insertWidget(1 + len(self._order), view)
+                    self._vbox.insertWidget(self._vbox.indexOf(self.error_row), view)
                     self._order.append(view)
                     if shown:  # else the layout shows it later, from a queued call
                         view.show()
@@ -318,7 +319,7 @@ class Transcript(QScrollArea):
                 self._owned_calls.update(c.id for c in msg.tool_calls)
             view = self._make_view(msg, live=msg.id in self._live or ended)
             if view is not None:
-                self._vbox.insertWidget(1 + len(self._order), view)
+                self._vbox.insertWidget(self._vbox.indexOf(self.error_row), view)
                 self._order.append(view)
                 if isinstance(view, AssistantMessageView) and view.rendering():
                     behind.add(msg.id)
@@ -406,10 +407,8 @@ class Transcript(QScrollArea):
         shown = self._content.isVisible()
 
         def place(view: MessageView) -> None:
-            self._vbox.insertWidget(1, view)
+            self._pages.place(view, shown=shown)
             self._order.insert(0, view)
-            if shown:  # polished and shown now, inside the budget, not later in the same frame
-                view.show()
 
         new_start = build_older(
             conv.messages, self._start, count, lambda m: self._make_view(m, live=False), place, budget=budget
@@ -547,6 +546,7 @@ class Transcript(QScrollArea):
             view.hide()
             self._vbox.removeWidget(view)
             view.deleteLater()  # still parented: Qt deletes it once control is back in the loop
+        self._pages.clear()
         self._order.clear()
         self._views.clear()
         self._cards.clear()

@@ -4,6 +4,8 @@
 node behind it. ``build_older`` builds the message widgets just above the ones shown, newest first,
 for at most ``OLDER_BUDGET`` seconds per call (at least one message): reaching the top of a long
 node then costs a frame, not the dozens of milliseconds per message a whole batch would.
+``OlderPages`` holds those widgets in pages, so adding one at the top moves a page's widgets, not
+every widget of the node.
 """
 
 from __future__ import annotations
@@ -14,12 +16,14 @@ from typing import TypeVar
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QPainter, QPaintEvent
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-__all__ = ["OpaqueContent", "build_older", "OLDER_BUDGET"]
+__all__ = ["OpaqueContent", "OlderPages", "build_older", "OLDER_BUDGET", "PAGE_MESSAGES"]
 
 OLDER_BUDGET = 0.006
 """Seconds one scroll step may spend building older message widgets (at least one is built)."""
+PAGE_MESSAGES = 24
+"""Older message widgets held by one page (see ``OlderPages``)."""
 
 T = TypeVar("T")
 V = TypeVar("V")
@@ -43,6 +47,54 @@ class OpaqueContent(QWidget):
         painter = QPainter(self)
         painter.fillRect(event.rect(), self.palette().brush(self.backgroundRole()))
         painter.end()
+
+
+class OlderPages:
+    """Older message widgets, held in pages of ``PAGE_MESSAGES`` at the top of the transcript.
+
+    A widget inserted at the top of one long layout moves every widget below it, and moving a
+    thousand widgets costs far more than building the new one. Inserted at the top of the top
+    page instead, it moves at most the page's widgets, and the transcript's layout moves the pages
+    (their widgets move with them).
+
+    Attributes:
+        pages: the page widgets, top first.
+    """
+
+    def __init__(self, vbox: QVBoxLayout, content: QWidget) -> None:
+        self._vbox = vbox
+        self._content = content
+        self.pages: list[QWidget] = []
+        self._counts: list[int] = []
+
+    def place(self, view: QWidget, *, shown: bool) -> None:
+        """Put ``view`` above every widget placed before (on top of the top page)."""
+        if not self.pages or self._counts[0] >= PAGE_MESSAGES:
+            page = QWidget(self._content)
+            page.setObjectName("transcriptPage")
+            box = QVBoxLayout(page)
+            box.setContentsMargins(0, 0, 0, 0)
+            box.setSpacing(self._vbox.spacing())
+            self._vbox.insertWidget(1, page)  # under the "earlier messages" line
+            self.pages.insert(0, page)
+            self._counts.insert(0, 0)
+            if shown:
+                page.show()
+        layout = self.pages[0].layout()
+        assert isinstance(layout, QVBoxLayout)
+        layout.insertWidget(0, view)
+        self._counts[0] += 1
+        if shown:  # polished and shown now, inside the budget, not later in the same frame
+            view.show()
+
+    def clear(self) -> None:
+        """Delete the pages (their message widgets go with them)."""
+        for page in self.pages:
+            self._vbox.removeWidget(page)
+            page.hide()
+            page.deleteLater()
+        self.pages.clear()
+        self._counts.clear()
 
 
 def build_older(

@@ -8,6 +8,7 @@ from functools import partial
 from typing import Any
 
 from PySide6.QtGui import QTextDocument
+from PySide6.QtWidgets import QWidget
 from test_chat_node_support import NodeEnv, make_env  # noqa: F401
 
 from desktop.core.chat.conversation import create_conversation
@@ -17,6 +18,7 @@ from desktop.ui.markdown import MarkdownTheme, render_markdown_blocks
 from desktop.ui.markdown_view import MarkdownView, document_tables
 from desktop.ui.md_code import highlight_code, highlight_runs
 from desktop.ui.md_colour import COLOUR_SLICE, CodeColourer
+from desktop.ui.message_views import MessageView
 from desktop.ui.transcript import BATCH_MESSAGES, EAGER_MESSAGES
 from desktop.ui.transcript_content import OLDER_BUDGET, build_older
 
@@ -236,3 +238,39 @@ def test_one_frame_budget_is_shared_by_every_streamed_body(qapp: Any, monkeypatc
     assert rendered[1] == [1] and rendered[2] == []
     sched._pending.clear()
     monkeypatch.undo()
+
+
+def test_older_messages_go_into_pages_in_order(qtbot: Any, make_env: Any) -> None:
+    from PySide6.QtCore import QPoint
+
+    from desktop.ui.frames import settle
+    from desktop.ui.transcript_content import PAGE_MESSAGES
+
+    conv = create_conversation()
+    for i in range(200):
+        conv.messages.append(ChatMessage(id=f"n{i}", role="note", content=f"note {i}", ts=i))
+    state = new_node_state("Pages")
+    state.conversation = conv
+    env: NodeEnv = make_env(state)
+    transcript = env.node.transcript
+    qtbot.waitUntil(lambda: transcript.verticalScrollBar().maximum() > 0)
+    while transcript.unloaded_count():
+        transcript.load_older(budget=None)
+    settle()
+    views = transcript.views()
+    assert [v.message_id for v in views] == [f"n{i}" for i in range(200)]
+    content = transcript.widget()
+    assert content is not None
+    tops = [v.mapTo(content, QPoint(0, 0)).y() for v in views]
+    assert tops == sorted(tops) and len(set(tops)) == len(tops)  # shown top to bottom, oldest first
+    pages = content.findChildren(QWidget, "transcriptPage")
+    assert pages and all(len(p.findChildren(MessageView)) <= PAGE_MESSAGES for p in pages)
+    # New messages still go at the bottom, under the pages and the newest messages.
+    conv.messages.append(ChatMessage(id="new", role="note", content="the newest", ts=999))
+    transcript.flush()
+    assert transcript.views()[-1].message_id == "new"
+    newest = transcript.views()[-1]
+    qtbot.waitUntil(lambda: newest.mapTo(content, QPoint(0, 0)).y() > tops[-1])
+    # Showing another conversation drops the pages with their messages.
+    transcript.set_conversation(create_conversation())
+    qtbot.waitUntil(lambda: not content.findChildren(QWidget, "transcriptPage"))
