@@ -80,6 +80,7 @@ class MarkdownView(QTextBrowser):
         copy_message: called by the context menu's "Copy message (Markdown)" entry; the entry is
             only shown when it is set.
         colourer: colours the code blocks shown (``desktop.ui.md_colour``), a slice per frame.
+        resize_relayouts_skipped: first resizes that needed no new layout (already at the width).
     """
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -106,6 +107,7 @@ class MarkdownView(QTextBrowser):
         self._css = ""
         self._html: str | None = None
         self._langs: tuple[str, ...] = ()
+        self.resize_relayouts_skipped = 0
         self.colourer = CodeColourer(self.document())
         self.destroyed.connect(partial(_forget, self.colourer, ("colour", id(self))))
         self._top_gap = 0
@@ -240,8 +242,18 @@ class MarkdownView(QTextBrowser):
         self._place_copy_buttons()
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
-        """Re-wrap, then move the Copy buttons with their code blocks."""
-        super().resizeEvent(event)
+        """Re-wrap, then move the Copy buttons with their code blocks.
+
+        The first resize event (delivered when the view is shown, with no old size) lays the whole
+        document out again in ``QTextEdit`` even when ``set_html`` already laid it out at this
+        very width: then only the frame's handling runs.
+        """
+        if event.oldSize().width() < 0 and self.document().textWidth() == self.viewport().width():
+            QFrame.resizeEvent(self, event)
+            self.resize_relayouts_skipped += 1
+            log.debug("shown at its layout's width: no relayout (%d)", self.resize_relayouts_skipped)
+        else:
+            super().resizeEvent(event)
         self._place_copy_buttons()
 
     def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802 - Qt override

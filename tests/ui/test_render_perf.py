@@ -274,3 +274,38 @@ def test_older_messages_go_into_pages_in_order(qtbot: Any, make_env: Any) -> Non
     # Showing another conversation drops the pages with their messages.
     transcript.set_conversation(create_conversation())
     qtbot.waitUntil(lambda: not content.findChildren(QWidget, "transcriptPage"))
+
+
+def test_a_view_laid_out_at_its_width_is_not_laid_out_again_when_shown(qtbot: Any) -> None:
+    words = "words that wrap across the line " * 12
+    html = "".join(f"<p>Paragraph {i}: {words}</p>" for i in range(30))
+    view = MarkdownView()
+    qtbot.addWidget(view)
+    view.resize(500, 100)
+    view.set_html(html, MarkdownTheme())
+    laid_out = view.document().size()
+    assert view.document().textWidth() == 500
+    view.show()
+    qtbot.waitExposed(view)
+    assert view.resize_relayouts_skipped == 1
+    assert view.document().textWidth() == view.viewport().width() == 500
+    # The layout kept is the one a fresh layout at that width gives.
+    fresh = QTextDocument()
+    fresh.setDefaultStyleSheet(view.document().defaultStyleSheet())
+    fresh.setDocumentMargin(view.document().documentMargin())
+    fresh.setHtml(html)
+    fresh.setTextWidth(500)
+    assert view.document().size() == laid_out == fresh.size()
+    # A real change of width still re-wraps the text.
+    view.resize(300, view.height())
+    qtbot.waitUntil(lambda: view.document().textWidth() == 300)
+    assert view.document().size().height() > laid_out.height()
+    # A view shown at another width than it was laid out at is laid out again.
+    other = MarkdownView()
+    qtbot.addWidget(other)
+    other.resize(400, 100)
+    other.set_html(html, MarkdownTheme())
+    other.setFixedWidth(450)
+    other.show()
+    qtbot.waitExposed(other)
+    assert other.resize_relayouts_skipped == 0 and other.document().textWidth() == 450
