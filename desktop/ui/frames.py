@@ -13,6 +13,9 @@ frame interval pushes the next tick further out, up to ``MAX_FRAME_MS``. Streami
 renders every 16 ms; eight answers arriving at full speed render less often instead of starving the
 event loop (and the streams themselves).
 
+Work done in slices inside a callback (a streamed body's closed blocks, the colouring of code)
+also stops at the tick's deadline (``tick_deadline()``): one budget for all nodes, not one each.
+
 After the callbacks of a tick, ``settle()`` resolves the layout changes they caused (each level of
 nested layouts otherwise posts one more event), so the scroll positions are final and the window
 is painted once per tick rather than two or three times.
@@ -28,7 +31,15 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QTimer
 
 log = logging.getLogger(__name__)
 
-__all__ = ["FrameScheduler", "frame_scheduler", "settle", "FRAME_MS", "FRAME_BUDGET_MS", "CATCH_UP_MS"]
+__all__ = [
+    "FrameScheduler",
+    "frame_scheduler",
+    "settle",
+    "tick_deadline",
+    "FRAME_MS",
+    "FRAME_BUDGET_MS",
+    "CATCH_UP_MS",
+]
 
 FRAME_MS = 16
 """Delay from the first request to the tick that serves it."""
@@ -72,6 +83,7 @@ class FrameScheduler(QObject):
         self.paced_ms = float(interval_ms)
         self._last_tick = -1e9
         self._measuring = 0.0
+        self.deadline: float | None = None  # while a tick runs: when its budget ends (perf_counter)
 
     def request(self, key: Hashable, callback: Callable[[], None], *, soon: bool = False) -> None:
         """Run ``callback()`` at the next tick (a pending request for ``key`` is replaced).
@@ -121,6 +133,7 @@ class FrameScheduler(QObject):
         start = time.perf_counter()
         self._last_tick = start
         limit = self.budget_ms / 1000.0
+        self.deadline = start + limit
         batch = list(self._pending)  # what asks again while being served waits for the next tick
         for i, key in enumerate(batch):
             callback = self._pending.pop(key, None)
@@ -137,6 +150,7 @@ class FrameScheduler(QObject):
                 catching_up = any(k in self._soon for k in self._pending)
                 self._timer.start(CATCH_UP_MS if catching_up else self._delay(self._resume))
                 break
+        self.deadline = None
         settle()
         # The paint this tick caused runs as soon as control is back in the event loop (posted
         # events come before timers): a zero timer fires after it and measures the whole frame.
@@ -148,6 +162,15 @@ def settle() -> None:
     """Apply pending layout requests now, cascading up nested layouts (a few rounds)."""
     for _ in range(4):
         QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+
+
+def tick_deadline() -> float | None:
+    """While the shared scheduler runs a tick: when its budget ends (``time.perf_counter``).
+
+    A callback doing work in slices (rendering blocks, colouring code) stops there too, so the
+    budget is one for all nodes, not one per node. None outside a tick.
+    """
+    return None if _scheduler is None else _scheduler.deadline
 
 
 def frame_scheduler() -> FrameScheduler:

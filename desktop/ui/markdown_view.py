@@ -11,7 +11,9 @@ view's viewport, at the right of the block's label line) that copies the block's
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
+from functools import partial
 
 from PySide6.QtCore import QByteArray, Qt, QUrl
 from PySide6.QtGui import (
@@ -19,17 +21,20 @@ from PySide6.QtGui import (
     QDesktopServices,
     QGuiApplication,
     QResizeEvent,
+    QTextDocument,
     QTextFrame,
     QTextTable,
     QWheelEvent,
 )
 from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QToolButton, QWidget
 
+from desktop.ui.frames import frame_scheduler, tick_deadline
 from desktop.ui.markdown import MarkdownTheme, document_css, render_markdown_blocks, safe_link
+from desktop.ui.md_colour import COLOUR_SLICE, CodeColourer
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MarkdownView", "open_link", "copy_to_clipboard"]
+__all__ = ["MarkdownView", "open_link", "copy_to_clipboard", "document_tables"]
 
 _COPY_BUTTON_HEIGHT = 20
 """Height of a code block's Copy button: it fits on the block's label line (see ``code_block_html``)."""
@@ -51,12 +56,31 @@ def open_link(url: QUrl) -> None:
     QDesktopServices.openUrl(url)
 
 
+def _forget(colourer: CodeColourer, key: tuple[str, int], *_args: object) -> None:
+    """A view is going away: no more colouring for it (its document is deleted with it)."""
+    colourer.stop()
+    frame_scheduler().cancel(key)
+
+
+def document_tables(doc: QTextDocument) -> list[QTextTable]:
+    """The tables of ``doc`` in document order (a table, then the tables inside it)."""
+    frames: list[QTextFrame] = []
+    pending = list(doc.rootFrame().childFrames())
+    while pending:
+        frame = pending.pop(0)
+        frames.append(frame)
+        pending[:0] = frame.childFrames()
+    return [f for f in frames if isinstance(f, QTextTable)]
+
+
 class MarkdownView(QTextBrowser):
     """A read-only rich-text view (``messageBody``) that fits its height to its content.
 
     Attributes:
         copy_message: called by the context menu's "Copy message (Markdown)" entry; the entry is
             only shown when it is set.
+        colourer: colours the code blocks shown (``desktop.ui.md_colour``), a slice per frame.
+        resize_relayouts_skipped: first resizes that needed no new layout (already at the width).
     """
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -82,6 +106,10 @@ class MarkdownView(QTextBrowser):
         self.copy_message: Callable[[], None] | None = None
         self._css = ""
         self._html: str | None = None
+        self._langs: tuple[str, ...] = ()
+        self.resize_relayouts_skipped = 0
+        self.colourer = CodeColourer(self.document())
+        self.destroyed.connect(partial(_forget, self.colourer, ("colour", id(self))))
         self._top_gap = 0
         self._codes: list[tuple[int, str]] = []  # (table index in document order, raw code)
         self.copy_buttons: list[QToolButton] = []
@@ -98,10 +126,21 @@ class MarkdownView(QTextBrowser):
 
     def set_markdown(self, text: str, theme: MarkdownTheme) -> None:
         """Render ``text`` as Markdown (replacing what is shown)."""
-        blocks = render_markdown_blocks(text, theme)
-        self.set_html("".join(b.html for b in blocks), theme, tuple(t for b in blocks for t in b.tables))
+        blocks = render_markdown_blocks(text, theme, spans=False)
+        self.set_html(
+            "".join(b.html for b in blocks),
+            theme,
+            tuple(t for b in blocks for t in b.tables),
+            tuple(lang for b in blocks for lang in b.langs),
+        )
 
-    def set_html(self, html: str, theme: MarkdownTheme, tables: tuple[str | None, ...] = ()) -> None:
+    def set_html(
+        self,
+        html: str,
+        theme: MarkdownTheme,
+        tables: tuple[str | None, ...] = (),
+        langs: tuple[str, ...] = (),
+    ) -> None:
         """Show rendered Markdown ``html`` (nothing is done when the same is already shown).
 
         Args:
@@ -109,9 +148,11 @@ class MarkdownView(QTextBrowser):
             theme: the theme it was rendered with (sets the document's style sheet).
             tables: ``MarkdownBlock.tables`` of what ``html`` holds: each code block gets a Copy
                 button copying its raw code.
+            langs: ``MarkdownBlock.langs`` of what ``html`` holds: each code block with a language
+                is coloured with text formats (``highlight_runs``; the HTML holds it uncoloured).
         """
         css = document_css(theme)
-        if css == self._css and html == self._html:
+        if css == self._css and html == self._html and langs == self._langs:
             return
         if css != self._css:
             self.document().setDefaultStyleSheet(css)
@@ -124,7 +165,23 @@ class MarkdownView(QTextBrowser):
         if sized and width > 0 and self.document().textWidth() != width:
             self.document().setTextWidth(width)
         self.setHtml(html)
+        self._langs = langs
+        self.colourer.start(document_tables(self.document()) if any(langs) else [], tables, langs, theme.dark)
+        self._colour()
         self._set_copy_buttons([(i, code) for i, code in enumerate(tables) if code is not None])
+
+    def _colour(self) -> None:
+        """Colour code for ``COLOUR_SLICE`` seconds; what is left waits for the next frame."""
+        frames = frame_scheduler()
+        key = ("colour", id(self))
+        budget = COLOUR_SLICE
+        shared = tick_deadline()  # inside a tick: what is left of the budget all nodes share
+        if shared is not None:
+            budget = max(0.0, min(budget, shared - time.perf_counter()))
+        if self.colourer.busy and self.colourer.step(budget):
+            frames.request(key, self._colour, soon=True)
+        else:
+            frames.cancel(key)
 
     def _set_copy_buttons(self, codes: list[tuple[int, str]]) -> None:
         self._codes = codes
@@ -156,13 +213,7 @@ class MarkdownView(QTextBrowser):
         """Put each Copy button at the top right of its code block (after every layout change)."""
         if not self.copy_buttons:
             return
-        frames: list[QTextFrame] = []
-        pending = list(self.document().rootFrame().childFrames())
-        while pending:  # document order: a frame, then the frames inside it
-            frame = pending.pop(0)
-            frames.append(frame)
-            pending[:0] = frame.childFrames()
-        tables = [f for f in frames if isinstance(f, QTextTable)]
+        tables = document_tables(self.document())
         layout = self.document().documentLayout()
         for button, (index, _code) in zip(self.copy_buttons, self._codes, strict=True):
             if index >= len(tables):
@@ -191,8 +242,18 @@ class MarkdownView(QTextBrowser):
         self._place_copy_buttons()
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
-        """Re-wrap, then move the Copy buttons with their code blocks."""
-        super().resizeEvent(event)
+        """Re-wrap, then move the Copy buttons with their code blocks.
+
+        The first resize event (delivered when the view is shown, with no old size) lays the whole
+        document out again in ``QTextEdit`` even when ``set_html`` already laid it out at this
+        very width: then only the frame's handling runs.
+        """
+        if event.oldSize().width() < 0 and self.document().textWidth() == self.viewport().width():
+            QFrame.resizeEvent(self, event)
+            self.resize_relayouts_skipped += 1
+            log.debug("shown at its layout's width: no relayout (%d)", self.resize_relayouts_skipped)
+        else:
+            super().resizeEvent(event)
         self._place_copy_buttons()
 
     def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802 - Qt override

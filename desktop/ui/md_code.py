@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import html
 import logging
+from collections.abc import Iterator
 from functools import lru_cache
+from typing import NamedTuple
 
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
@@ -21,7 +23,18 @@ from pygments.util import ClassNotFound
 
 log = logging.getLogger(__name__)
 
-__all__ = ["highlight_code", "lexer_for", "LIGHT_STYLE", "DARK_STYLE", "HIGHLIGHT_LIMIT"]
+__all__ = [
+    "highlight_code",
+    "highlight_runs",
+    "styled_tokens",
+    "lexer_for",
+    "Run",
+    "Look",
+    "PLAIN",
+    "LIGHT_STYLE",
+    "DARK_STYLE",
+    "HIGHLIGHT_LIMIT",
+]
 
 LIGHT_STYLE = "default"
 """Pygments style used on a light background."""
@@ -44,6 +57,77 @@ def lexer_for(lang: str) -> Lexer | None:
     except Exception:  # noqa: BLE001 - a broken lexer plugin must not break rendering
         log.exception("could not load the Pygments lexer %r", name)
         return None
+
+
+Look = tuple[str, bool, bool]
+"""How a token is shown: ``(colour "#rrggbb" or "", bold, italic)``; ``PLAIN`` is unstyled."""
+PLAIN: Look = ("", False, False)
+
+
+class Run(NamedTuple):
+    """A stretch of code shown in one style: ``code[start:start + length]``."""
+
+    start: int
+    length: int
+    color: str
+    bold: bool
+    italic: bool
+
+
+@lru_cache(maxsize=2048)
+def _style(style_name: str, ttype: _TokenType) -> Look:
+    """``(colour "#rrggbb" or "", bold, italic)`` of ``ttype`` in ``style_name``."""
+    info = get_style_by_name(style_name).style_for_token(ttype)
+    colour = f"#{info['color']}" if info.get("color") else ""
+    return (colour, bool(info.get("bold")), bool(info.get("italic")))
+
+
+def styled_tokens(code: str, lang: str, dark: bool) -> Iterator[tuple[str, Look]] | None:
+    """The tokens of ``code`` for ``lang`` with their look, lazily (a view lexes a slice at a time).
+
+    The token texts, joined, are exactly ``code``. The iterator may raise if the lexer fails.
+
+    Returns:
+        The iterator, or None when the code is shown plain (no language, an unknown one, too long).
+    """
+    lexer = lexer_for(lang) if len(code) <= HIGHLIGHT_LIMIT else None
+    if lexer is None:
+        return None
+    style = DARK_STYLE if dark else LIGHT_STYLE
+    return ((value, _style(style, ttype)) for ttype, value in lexer.get_tokens(code))
+
+
+def highlight_runs(code: str, lang: str, dark: bool) -> list[Run] | None:
+    """The styled stretches of ``code`` for ``lang`` (what ``highlight_code`` colours, as offsets).
+
+    Args:
+        code: The raw code.
+        lang: The fence's language.
+        dark: Use the dark style.
+
+    Returns:
+        The runs in order (unstyled text has none), or None when the code is shown plain (no
+        language, an unknown one, too long, or the lexer failed).
+    """
+    tokens = styled_tokens(code, lang, dark)
+    if tokens is None:
+        return None
+    runs: list[Run] = []
+    pos = begin = 0
+    current = PLAIN
+    try:
+        for value, look in tokens:
+            if look != current:
+                if pos > begin and current != PLAIN:
+                    runs.append(Run(begin, pos - begin, *current))
+                current, begin = look, pos
+            pos += len(value)
+    except Exception:  # noqa: BLE001 - a lexer bug must not lose the code: show it plain
+        log.exception("highlighting %d characters of %r failed", len(code), lang)
+        return None
+    if pos > begin and current != PLAIN:
+        runs.append(Run(begin, pos - begin, *current))
+    return runs
 
 
 @lru_cache(maxsize=2048)

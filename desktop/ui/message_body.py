@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QSizePolicy, QVBoxLayout, QWidget
 
+from desktop.ui.frames import tick_deadline
 from desktop.ui.markdown import MarkdownBlock, MarkdownTheme, block_starts, render_markdown_blocks
 from desktop.ui.markdown_view import MarkdownView
 from desktop.ui.md_stream import BlockStream
@@ -74,12 +75,15 @@ class Segment(NamedTuple):
         gap: empty pixels above the segment.
         tables: for rich text, its tables in document order: the raw code of a code block, None
             for a Markdown table (``MarkdownBlock.tables`` of its blocks, joined).
+        langs: for rich text, per entry of ``tables``, the language its view colours the code with
+            ("" for none; ``MarkdownBlock.langs`` of its blocks, joined).
     """
 
     kind: str
     payload: str
     gap: int
     tables: tuple[str | None, ...] = ()
+    langs: tuple[str, ...] = ()
 
 
 class SegmentBuilder:
@@ -106,11 +110,12 @@ class SegmentBuilder:
             self._group.append(block.html)
             self._group_chars += len(block.html)
             last = self.segments[-1]
-            self.segments[-1] = last._replace(payload="".join(self._group), tables=last.tables + block.tables)
+            tables, langs = last.tables + block.tables, last.langs + block.langs
+            self.segments[-1] = last._replace(payload="".join(self._group), tables=tables, langs=langs)
         else:
             self._group = [block.html]
             self._group_chars = len(block.html)
-            self.segments.append(Segment("html", block.html, self._gap(), block.tables))
+            self.segments.append(Segment("html", block.html, self._gap(), block.tables, block.langs))
 
 
 def body_segments(blocks: list[MarkdownBlock]) -> list[Segment]:
@@ -176,7 +181,7 @@ class _Stack:
                     self.widgets[i] = new
                 seg = new
             if isinstance(seg, MarkdownView):
-                seg.set_html(spec.payload, theme, spec.tables)
+                seg.set_html(spec.payload, theme, spec.tables, spec.langs)
             else:
                 seg.set_color(theme.text)
                 seg.set_text(spec.payload)
@@ -316,7 +321,7 @@ class StreamedBody:
     def _render(self, source: str, *, highlight: bool = True) -> list[MarkdownBlock]:
         self.renders += 1
         refs: dict[str, Any] = self.stream.references
-        return render_markdown_blocks(source, self.theme, references=refs, highlight=highlight)
+        return render_markdown_blocks(source, self.theme, references=refs, highlight=highlight, spans=False)
 
     def _close(self, source: str) -> None:
         blocks = self._render(source)
@@ -329,8 +334,12 @@ class StreamedBody:
         self._rendered_end += len(source)
 
     def _drain(self) -> None:
-        """Render pending closed blocks: at least one, then while ``RENDER_BUDGET`` lasts."""
+        """Render pending closed blocks: at least one, then while ``RENDER_BUDGET`` lasts (and the
+        frame's budget shared by all nodes, ``tick_deadline``)."""
         deadline = time.perf_counter() + RENDER_BUDGET
+        shared = tick_deadline()
+        if shared is not None:
+            deadline = min(deadline, shared)
         if self._pending:
             self._close(self._pending.pop(0))
         while self._pending and time.perf_counter() < deadline:

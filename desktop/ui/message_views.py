@@ -62,6 +62,11 @@ __all__ = [
 ]
 
 
+def _segments(content: str, theme: MarkdownTheme) -> list[Segment]:
+    """The segments of a complete message (code coloured by its view: ``spans=False``)."""
+    return body_segments(render_markdown_blocks(content, theme, spans=False))
+
+
 class MessageView(QFrame):
     """Base of the per-message widgets (object name ``message``, property ``role``).
 
@@ -343,7 +348,7 @@ class AssistantMessageView(MessageView):
                     if streamed.busy:  # blocks of a burst still wait: next frame (``rendering()``)
                         return
                 else:
-                    self.body.show_segments(body_segments(render_markdown_blocks(content, theme)), theme)
+                    self.body.show_segments(_segments(content, theme), theme)
                     self._shown = content
                 self._rendered_final = True
                 self._streamed = None
@@ -365,7 +370,7 @@ class AssistantMessageView(MessageView):
         """Use ``theme`` from now on and re-render a finished body with it."""
         self.theme = theme
         if self._source and self._rendered_final:
-            self.body.show_segments(body_segments(render_markdown_blocks(self._source, theme)), theme)
+            self.body.show_segments(_segments(self._source, theme), theme)
 
     def upsert_call(self, call: ToolCall) -> ToolCard:
         """Create (and announce with ``card_created``) or update the card of ``call``."""

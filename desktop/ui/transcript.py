@@ -4,9 +4,10 @@ Design (budgets: ``docs/DESIGN.md`` §7):
 
 * One widget per visible message (``desktop.ui.message_views``), inside a ``QScrollArea``
   (``transcript``). The widgets are built when the transcript is first shown: the newest
-  ``EAGER_MESSAGES``, plus older batches while they do not fill the view; older ones are built in
-  batches when the user scrolls to the top (or clicks "load earlier messages"), keeping the scroll
-  position.
+  ``EAGER_MESSAGES``, plus older batches while they do not fill the view; older ones are built when
+  the user scrolls to the top (or clicks "load earlier messages"), keeping the scroll position: as
+  many as fit in ``OLDER_BUDGET`` per step (``desktop.ui.transcript_content``), so reaching the
+  top never costs more than about a frame.
 * The node applies every event to the ``Conversation`` right away but the transcript renders at
   most once per frame: ``note_event`` records what changed (dirty message ids, live messages,
   tool call ids) and asks the shared ``FrameScheduler`` (``desktop.ui.frames``) for a tick, which
@@ -32,7 +33,7 @@ from collections.abc import Callable
 from functools import partial
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QPainter, QPaintEvent, QResizeEvent, QShowEvent
+from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from desktop.core.chat.conversation import Conversation
@@ -66,6 +67,7 @@ from desktop.ui.message_views import (
     UserMessageView,
     body_segments,
 )
+from desktop.ui.transcript_content import OLDER_BUDGET, OlderPages, OpaqueContent, build_older
 
 __all__ = [
     "Transcript",
@@ -93,33 +95,13 @@ __all__ = [
 EAGER_MESSAGES = 16
 """Messages built when a node opens (more are built at once only if these do not fill the view)."""
 BATCH_MESSAGES = 40
-"""Older messages built per step when the user scrolls to the top."""
+"""Most older messages built per step when the user scrolls to the top (``OLDER_BUDGET`` bounds the time)."""
 
 EMPTY_STATE_TEXT = (
     "No messages yet.\n"
     "The model can read the files of this project; anything that would change one asks you first."
 )
 
-
-
-class _OpaqueContent(QWidget):
-    """The transcript's content widget, painted opaque with its palette's background brush.
-
-    The node's style sheet sets that brush (``QWidget#transcriptContent { background: ... }``)
-    but a style-sheet background does not make a widget opaque for Qt, and then every scroll step
-    repaints the node, the scroll area and the viewport behind it. Opaque, scrolling moves the
-    painted pixels and only the newly exposed strip is painted.
-    """
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent, True)
-
-    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
-        """Fill the exposed area with the background brush."""
-        painter = QPainter(self)
-        painter.fillRect(event.rect(), self.palette().brush(self.backgroundRole()))
-        painter.end()
 
 
 class Transcript(QScrollArea):
@@ -172,7 +154,7 @@ class Transcript(QScrollArea):
         self._anchor_from_bottom: int | None = None
         self._unbuilt: tuple[int, int] | None = None
 
-        self._content = _OpaqueContent()
+        self._content = OpaqueContent()
         self._content.setObjectName("transcriptContent")
         self._vbox = QVBoxLayout(self._content)
         self._vbox.setContentsMargins(12, 10, 12, 10)
@@ -198,6 +180,7 @@ class Transcript(QScrollArea):
         self._vbox.addWidget(self._empty)
         self._vbox.addStretch(1)
         self.setWidget(self._content)
+        self._pages = OlderPages(self._vbox, self._content)
 
         self._frames = frame_scheduler()
         key = self._frame_key = id(self)
@@ -260,7 +243,7 @@ class Transcript(QScrollArea):
             for msg in msgs[start:end]:
                 view = self._make_view(msg, live=False)
                 if view is not None:
-                    self._vbox.insertWidget(1 + len(self._order), view)
+                    self._vbox.insertWidget(self._vbox.indexOf(self.error_row), view)
                     self._order.append(view)
                     if shown:  # else the layout shows it later, from a queued call
                         view.show()
@@ -336,7 +319,7 @@ class Transcript(QScrollArea):
                 self._owned_calls.update(c.id for c in msg.tool_calls)
             view = self._make_view(msg, live=msg.id in self._live or ended)
             if view is not None:
-                self._vbox.insertWidget(1 + len(self._order), view)
+                self._vbox.insertWidget(self._vbox.indexOf(self.error_row), view)
                 self._order.append(view)
                 if isinstance(view, AssistantMessageView) and view.rendering():
                     behind.add(msg.id)
@@ -404,24 +387,32 @@ class Transcript(QScrollArea):
         """How many older messages are not built yet."""
         return self._start
 
-    def load_older(self, count: int = BATCH_MESSAGES) -> int:
-        """Build up to ``count`` older messages at the top, keeping the scroll position."""
+    def load_older(self, count: int = BATCH_MESSAGES, *, budget: float | None = OLDER_BUDGET) -> int:
+        """Build older messages at the top, keeping the scroll position.
+
+        Args:
+            count: build at most this many.
+            budget: seconds to spend at most (at least one message is built): reaching the top
+                builds what fits in a frame, the next step up builds more. None: all ``count``.
+
+        Returns:
+            How many older messages were built.
+        """
         self._build_pending()
         conv = self._conv
         if conv is None or self._start == 0:
             return 0
-        new_start = max(0, self._start - count)
         bar = self.verticalScrollBar()
         self._anchor_from_bottom = bar.maximum() - bar.value()
-        batch = conv.messages[new_start : self._start]
-        built: list[MessageView] = []
-        for msg in batch:
-            view = self._make_view(msg, live=False)
-            if view is not None:
-                built.append(view)
-        for k, view in enumerate(built):
-            self._vbox.insertWidget(1 + k, view)
-        self._order[:0] = built
+        shown = self._content.isVisible()
+
+        def place(view: MessageView) -> None:
+            self._pages.place(view, shown=shown)
+            self._order.insert(0, view)
+
+        new_start = build_older(
+            conv.messages, self._start, count, lambda m: self._make_view(m, live=False), place, budget=budget
+        )
         loaded = self._start - new_start
         self._start = new_start
         self._update_older_label()
@@ -555,6 +546,7 @@ class Transcript(QScrollArea):
             view.hide()
             self._vbox.removeWidget(view)
             view.deleteLater()  # still parented: Qt deletes it once control is back in the loop
+        self._pages.clear()
         self._order.clear()
         self._views.clear()
         self._cards.clear()
@@ -574,7 +566,8 @@ class Transcript(QScrollArea):
             return
         settle()  # the scroll range is only right once the layouts have run
         if self.verticalScrollBar().maximum() == 0 and self._start > 0:
-            self.load_older()
+            self.load_older()  # a frame's budget of them; then look again
+            QTimer.singleShot(0, self._fill_viewport)
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
         """A taller view may need older messages to be filled."""

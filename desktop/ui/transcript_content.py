@@ -1,0 +1,134 @@
+"""The transcript's content widget and how older messages are built on scroll (a budget per step).
+
+``OpaqueContent`` paints its own background so scrolling moves pixels instead of repainting the
+node behind it. ``build_older`` builds the message widgets just above the ones shown, newest first,
+for at most ``OLDER_BUDGET`` seconds per call (at least one message): reaching the top of a long
+node then costs a frame, not the dozens of milliseconds per message a whole batch would.
+``OlderPages`` holds those widgets in pages, so adding one at the top moves a page's widgets, not
+every widget of the node.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QPainter, QPaintEvent
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+__all__ = ["OpaqueContent", "OlderPages", "build_older", "OLDER_BUDGET", "PAGE_MESSAGES"]
+
+OLDER_BUDGET = 0.006
+"""Seconds one scroll step may spend building older message widgets (at least one is built)."""
+PAGE_MESSAGES = 24
+"""Older message widgets held by one page (see ``OlderPages``)."""
+
+T = TypeVar("T")
+V = TypeVar("V")
+
+
+class OpaqueContent(QWidget):
+    """The transcript's content widget, painted opaque with its palette's background brush.
+
+    The node's style sheet sets that brush (``QWidget#transcriptContent { background: ... }``)
+    but a style-sheet background does not make a widget opaque for Qt, and then every scroll step
+    repaints the node, the scroll area and the viewport behind it. Opaque, scrolling moves the
+    painted pixels and only the newly exposed strip is painted.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent, True)
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
+        """Fill the exposed area with the background brush."""
+        painter = QPainter(self)
+        painter.fillRect(event.rect(), self.palette().brush(self.backgroundRole()))
+        painter.end()
+
+
+class OlderPages:
+    """Older message widgets, held in pages of ``PAGE_MESSAGES`` at the top of the transcript.
+
+    A widget inserted at the top of one long layout moves every widget below it, and moving a
+    thousand widgets costs far more than building the new one. Inserted at the top of the top
+    page instead, it moves at most the page's widgets, and the transcript's layout moves the pages
+    (their widgets move with them).
+
+    Attributes:
+        pages: the page widgets, top first.
+    """
+
+    def __init__(self, vbox: QVBoxLayout, content: QWidget) -> None:
+        self._vbox = vbox
+        self._content = content
+        self.pages: list[QWidget] = []
+        self._counts: list[int] = []
+
+    def place(self, view: QWidget, *, shown: bool) -> None:
+        """Put ``view`` above every widget placed before (on top of the top page)."""
+        if not self.pages or self._counts[0] >= PAGE_MESSAGES:
+            page = QWidget(self._content)
+            page.setObjectName("transcriptPage")
+            box = QVBoxLayout(page)
+            box.setContentsMargins(0, 0, 0, 0)
+            box.setSpacing(self._vbox.spacing())
+            self._vbox.insertWidget(1, page)  # under the "earlier messages" line
+            self.pages.insert(0, page)
+            self._counts.insert(0, 0)
+            if shown:
+                page.show()
+        layout = self.pages[0].layout()
+        assert isinstance(layout, QVBoxLayout)
+        layout.insertWidget(0, view)
+        self._counts[0] += 1
+        if shown:  # polished and shown now, inside the budget, not later in the same frame
+            view.show()
+
+    def clear(self) -> None:
+        """Delete the pages (their message widgets go with them)."""
+        for page in self.pages:
+            self._vbox.removeWidget(page)
+            page.hide()
+            page.deleteLater()
+        self.pages.clear()
+        self._counts.clear()
+
+
+def build_older(
+    msgs: Sequence[T],
+    start: int,
+    count: int,
+    make: Callable[[T], V | None],
+    place: Callable[[V], None],
+    *,
+    budget: float | None = None,
+    clock: Callable[[], float] | None = None,
+) -> int:
+    """Build the messages before ``msgs[start]``, newest first, and place each one on top.
+
+    Args:
+        msgs: the conversation's messages.
+        start: index of the oldest message built so far.
+        count: build at most this many.
+        make: builds the widget of a message (None: the message has no widget of its own).
+        place: puts a built widget above the ones built before it.
+        budget: seconds to spend at most (at least one message is built); None: no limit.
+        clock: the time source (``time.perf_counter`` when None).
+
+    Returns:
+        The new ``start`` (how many older messages are still not built).
+    """
+    clock = clock or time.perf_counter
+    deadline = None if budget is None else clock() + budget
+    index = start
+    while index > 0 and start - index < count:
+        index -= 1
+        view = make(msgs[index])
+        if view is not None:
+            place(view)
+        if deadline is not None and clock() >= deadline:
+            break
+    return index
