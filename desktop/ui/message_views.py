@@ -280,6 +280,9 @@ class AssistantMessageView(MessageView):
         meta.setContentsMargins(0, 0, 0, 0)
         self.meta_label = QLabel(self)
         self.meta_label.setObjectName("messageMeta")
+        # Wraps instead of widening the row: a long line (model, tokens, cost, cache savings) must not
+        # push the row's buttons past the transcript's right edge.
+        self.meta_label.setWordWrap(True)
         self.stopped_label = QLabel("■ stopped", self)
         self.stopped_label.setObjectName("stoppedMark")
         self.stopped_label.setVisible(False)
