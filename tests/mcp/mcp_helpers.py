@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -27,28 +25,3 @@ def hostile_server(mode: str, name: str | None = None, **extra: Any) -> McpServe
     return parse_mcp_server(
         name or mode, {"command": sys.executable, "args": [str(SERVERS / "hostile_server.py"), mode], **extra}
     )
-
-
-def pid_alive(pid: int) -> bool:
-    """True while ``pid`` exists and is not a zombie."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def wait_gone(pid: int, timeout: float = 3.0) -> bool:
-    """Poll until ``pid`` is gone; True when it is."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not pid_alive(pid):
-            return True
-        time.sleep(0.02)
-    return not pid_alive(pid)

@@ -9,9 +9,10 @@ import time
 from pathlib import Path
 
 import pytest
-from mcp_helpers import stdio_server, wait_gone
+from mcp_helpers import stdio_server
 
 from desktop.core.mcp import McpManager, McpToolError, ServerStatus
+from desktop.testing.processes import wait_gone
 
 pytestmark = pytest.mark.anyio
 

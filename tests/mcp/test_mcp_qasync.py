@@ -11,9 +11,10 @@ from typing import Any
 import PySide6  # noqa: F401  (import the binding before qasync so it picks PySide6)
 import pytest
 import qasync  # type: ignore[import-untyped]
-from mcp_helpers import stdio_server, wait_gone
+from mcp_helpers import stdio_server
 
 from desktop.core.mcp import McpManager
+from desktop.testing.processes import wait_gone
 
 
 @pytest.fixture

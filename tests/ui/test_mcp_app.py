@@ -9,10 +9,8 @@ and the window close (no process left) too.
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +19,7 @@ from PySide6.QtWidgets import QPushButton
 from test_app_support import close_window, fake_provider_entry, write_settings
 
 from desktop.testing import FakeProvider, ToolCallSpec, Turn
+from desktop.testing.processes import wait_gone
 from desktop.ui.chat_node import ChatNodeWidget
 from desktop.ui.mcp_cards import McpDetails
 
@@ -52,29 +51,6 @@ def server_pid(window: Any, name: str) -> int:
         if match:
             return int(match.group(1))
     raise AssertionError(f"no pid line in {status.stderr_tail}")
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def wait_gone(pid: int, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not pid_alive(pid):
-            return True
-        time.sleep(0.02)
-    return not pid_alive(pid)
 
 
 def wait_ready(qtbot: Any, window: Any, name: str, timeout: int = 15_000) -> None:
@@ -137,7 +113,7 @@ def test_settings_server_end_to_end(
     assert "hi there" in node.transcript.card_for(call_id).toPlainText()
 
     close_window(qtbot, window)
-    assert wait_gone(pid), "the stdio server outlived the window"
+    assert wait_gone(pid, timeout=5.0), "the stdio server outlived the window"
 
 
 def test_always_allow_server_is_a_user_grant(qtbot: Any, open_window: Any, fake: FakeProvider,
