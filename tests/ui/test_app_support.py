@@ -4,6 +4,7 @@ test_project*): a context factory that always closes what it opens, a window fac
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import pytest
 
 from desktop import app
 from desktop.core.secrets import SecretStore
-from desktop.testing import FakeProvider
+from desktop.testing import FakeProvider, Turn
 from desktop.ui.context import AppContext
 
 
@@ -58,6 +59,27 @@ def write_settings(config_dir: Path, *providers: dict[str, Any], default: str | 
 
     raw = {"version": 1, "providers": list(providers), "default_provider": default, "default_model": model}
     SettingsStore(config_dir).save(settings_from_dict(raw))
+
+
+def send_and_wait(qtbot: Any, node: Any, text: str) -> None:
+    """Submit ``text`` in ``node`` and wait until its run finished."""
+    with qtbot.waitSignal(node.run_finished, timeout=10_000):
+        node.submit(text)
+
+
+def open_capped_with_three_exchanges(qtbot: Any, open_window: Callable[..., Any], fake: FakeProvider,
+                                     project: Path, config: Path) -> tuple[Any, Any]:
+    """A window whose node holds 3 exchanges of ~0.7 KB under a 1 KiB history cap; (window, node)."""
+    write_settings(config, fake_provider_entry(fake), default="fake")
+    settings = json.loads((config / "settings.json").read_text(encoding="utf-8"))
+    settings["history_cap_kib"] = 1
+    (config / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    window = open_window(project, config)
+    node = window.nodes()[0]
+    for i in range(3):
+        fake.script(Turn(text=f"answer {i} " + "x" * 700))
+        send_and_wait(qtbot, node, f"question {i}")
+    return window, node
 
 
 def fake_provider_entry(fake: FakeProvider, *, pid: str = "fake", needs_key: bool = False) -> dict[str, Any]:

@@ -116,6 +116,16 @@ def test_settings_server_end_to_end(
     assert wait_gone(pid, timeout=5.0), "the stdio server outlived the window"
 
 
+def _run_something_else_as_local(window: Any, config: Path) -> None:
+    """Point the app server "local" at another command line (an edited entry) and reload the settings."""
+    entry = stdio_entry()
+    entry["args"] = [*entry["args"], "--other"]
+    settings = json.loads((config / "settings.json").read_text())
+    settings["mcpServers"]["local"] = entry
+    (config / "settings.json").write_text(json.dumps(settings))
+    window.context.settings = window.context.settings_store.load()
+
+
 def test_always_allow_server_is_a_user_grant(qtbot: Any, open_window: Any, fake: FakeProvider,
                                              dirs: Any) -> None:
     project, config = dirs
@@ -142,12 +152,7 @@ def test_always_allow_server_is_a_user_grant(qtbot: Any, open_window: Any, fake:
     # The same name running something else (an edited command, a project's .mcp.json) is not granted.
     hub = window.context.mcp
     assert hub.grant_key("local") == granted
-    entry = stdio_entry()
-    entry["args"] = [*entry.get("args", []), "--other"]
-    settings = json.loads((config / "settings.json").read_text())
-    settings["mcpServers"]["local"] = entry
-    (config / "settings.json").write_text(json.dumps(settings))
-    window.context.settings = window.context.settings_store.load()
+    _run_something_else_as_local(window, config)
     assert hub.grant_key("local") not in (None, granted)
     window.save_project()
     saved = (project / "project.json").read_text()
@@ -284,11 +289,6 @@ def test_always_allow_an_mcp_tool_is_bound_to_what_its_server_runs(
     with qtbot.waitSignal(node.run_finished, timeout=15_000):
         node.submit("second")  # the same server: no card
     assert not node.transcript.pending_permission_cards()
-    entry = stdio_entry()
-    entry["args"] = [*entry["args"], "--other"]
-    settings = json.loads((config / "settings.json").read_text())
-    settings["mcpServers"]["local"] = entry
-    (config / "settings.json").write_text(json.dumps(settings))
-    window.context.settings = window.context.settings_store.load()
+    _run_something_else_as_local(window, config)
     assert node.node_tools.grant_name("mcp__local__echo") != grant  # another server under that name asks
     assert node.node_tools.grant_name("write_file") == "write_file"

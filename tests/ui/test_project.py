@@ -9,7 +9,12 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QPlainTextEdit
-from test_app_support import close_window, fake_provider_entry, write_settings
+from test_app_support import (
+    close_window,
+    fake_provider_entry,
+    open_capped_with_three_exchanges,
+    write_settings,
+)
 
 from desktop.app import DEMO_FIRST_PROMPT
 from desktop.testing import FakeProvider, Turn
@@ -124,15 +129,7 @@ def test_corrupt_file_with_a_good_backup_is_recovered(qtbot: Any, open_window: A
 def test_history_over_the_cap_is_archived_and_exported(qtbot: Any, open_window: Any, fake: FakeProvider,
                                                        tmp_path: Path) -> None:
     project, config = tmp_path / "p", tmp_path / "c"
-    write_settings(config, fake_provider_entry(fake), default="fake")
-    settings = json.loads((config / "settings.json").read_text(encoding="utf-8"))
-    settings["history_cap_kib"] = 1
-    (config / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
-    window = open_window(project, config)
-    node = window.nodes()[0]
-    for i in range(3):
-        fake.script(Turn(text=f"answer {i} " + "x" * 700))
-        _send(qtbot, node, f"question {i}")
+    window, node = open_capped_with_three_exchanges(qtbot, open_window, fake, project, config)
     assert window.save_project()
     archive = project / ".chatnodes" / "archive" / f"{node.node_id}.jsonl"
     assert archive.is_file() and "question 0" in archive.read_text(encoding="utf-8")

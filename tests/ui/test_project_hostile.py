@@ -13,7 +13,12 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QPushButton
-from test_app_support import close_window, fake_provider_entry, write_settings
+from test_app_support import (
+    close_window,
+    fake_provider_entry,
+    open_capped_with_three_exchanges,
+    write_settings,
+)
 
 from desktop.testing import FakeProvider, ToolCallSpec, Turn
 
@@ -28,15 +33,7 @@ def _send(qtbot: Any, node: Any, text: str) -> None:
 def test_trim_is_applied_and_export_has_each_message_once(qtbot: Any, open_window: Any, fake: FakeProvider,
                                                           tmp_path: Path) -> None:
     project, config = tmp_path / "p", tmp_path / "c"
-    write_settings(config, fake_provider_entry(fake), default="fake")
-    settings = json.loads((config / "settings.json").read_text(encoding="utf-8"))
-    settings["history_cap_kib"] = 1
-    (config / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
-    window = open_window(project, config)
-    node = window.nodes()[0]
-    for i in range(3):
-        fake.script(Turn(text=f"answer {i} " + "x" * 700))
-        _send(qtbot, node, f"question {i}")
+    window, node = open_capped_with_three_exchanges(qtbot, open_window, fake, project, config)
     assert window.save_project()
     msgs = node.conversation.messages
     assert any(m.role == "note" for m in msgs)
