@@ -44,6 +44,7 @@ __all__ = [
     "BLOCK_GAP",
     "RENDER_BUDGET",
     "ADVANCE_CHARS",
+    "BEHIND_COMMIT_INTERVAL",
 ]
 
 LIVE_MARKDOWN_LIMIT = 6000
@@ -64,6 +65,9 @@ RENDER_BUDGET = 0.002
 ADVANCE_CHARS = 3000
 """New text one update of a streamed body looks at for complete blocks (whole lines; a burst is
 taken a slice at a time, so finding its blocks never costs more than this much parsing)."""
+BEHIND_COMMIT_INTERVAL = 0.033
+"""While a burst's blocks are rendered a budget at a time, what is shown changes at most this often
+(seconds): the slices in between only render, so they cost no layout and no paint."""
 
 
 class Segment(NamedTuple):
@@ -294,6 +298,8 @@ class StreamedBody:
         self._tail_from = -1
         self._tail_to = -1
         self._last_tail = 0.0
+        self._behind_shown: tuple[list[Segment], list[Segment]] | None = None
+        self._behind_at = 0.0
 
     @property
     def busy(self) -> bool:
@@ -349,11 +355,17 @@ class StreamedBody:
         """The segments while blocks wait: the rendered ones, then the next of the text as it is.
 
         Only ``BEHIND_CHARS`` of it: it moves on as blocks are rendered, and laying out all of a
-        long remainder again at every frame would cost more than rendering it.
+        long remainder again at every frame would cost more than rendering it. What is shown
+        changes at most every ``BEHIND_COMMIT_INTERVAL``; in between the same segments come back.
         """
-        closed = self._builder.segments
+        now = time.monotonic()
+        if self._behind_shown is not None and now - self._behind_at < BEHIND_COMMIT_INTERVAL:
+            return self._behind_shown  # the same segments: the view has nothing to do
+        closed = list(self._builder.segments)
         rest = content[self._rendered_end : self._rendered_end + BEHIND_CHARS]
-        return closed, [Segment("plain", rest, BLOCK_GAP if closed else 0)] if rest else []
+        shown = closed, [Segment("plain", rest, BLOCK_GAP if closed else 0)] if rest else []
+        self._behind_shown, self._behind_at = shown, now
+        return shown
 
     def live(self, content: str) -> tuple[list[Segment], list[Segment]]:
         """The segments showing ``content`` (the whole text so far) while it streams.
@@ -366,6 +378,7 @@ class StreamedBody:
         if self.busy:
             self._tail_from = -1
             return self._behind(content)
+        self._behind_shown = None  # what is shown next is newer than any earlier snapshot
         start = self.stream.closed_end
         closed = self._builder.segments
         gap = BLOCK_GAP if closed else 0
@@ -408,6 +421,7 @@ class StreamedBody:
         self._drain()
         if self.busy:
             return self._behind(content)
+        self._behind_shown = None
         self._refresh_late_references()
         self._tail = []
         log.debug(

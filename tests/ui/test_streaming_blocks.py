@@ -311,3 +311,50 @@ def test_a_long_paragraph_keeps_its_text_view_when_it_closes(qtbot: Any) -> None
     msg.content = para + "\n\nNext paragraph."
     view.sync(msg, live=True)  # the paragraph closes: shown by the same widget, now a closed segment
     assert view.body.segments[0] is flows[0] and flows[0].toPlainText() == para
+
+
+def test_while_catching_up_the_view_changes_at_most_once_per_commit_interval(
+    qtbot: Any, monkeypatch: Any
+) -> None:
+    # A burst is rendered a block per update; the updates in between only render (no layout, no
+    # paint): the view is given the very same segments until BEHIND_COMMIT_INTERVAL has passed.
+    monkeypatch.setattr(message_body, "RENDER_BUDGET", 0.0)
+    clock = [100.0]
+    monkeypatch.setattr(message_body.time, "monotonic", lambda: clock[0])
+    text = "".join(f"Paragraph {i} with *some* markup.\n\n" for i in range(12)) + "Last one."
+    view, msg = make_view(qtbot)
+    msg.content = text
+    view.sync(msg, live=True)
+    streamed = view._streamed
+    assert streamed is not None and view.rendering()
+    first = view.toPlainText()
+    widgets = list(view.body.segments)
+    for _ in range(3):  # three more blocks rendered, nothing new shown
+        view.sync(msg, live=True)
+    assert len(streamed.blocks) == 4
+    assert view.toPlainText() == first and list(view.body.segments) == widgets
+    clock[0] += message_body.BEHIND_COMMIT_INTERVAL
+    view.sync(msg, live=True)  # the interval passed: the five blocks rendered so far are shown
+    assert len(streamed.blocks) == 5 and view.toPlainText() != first
+    assert "Paragraph 4 with some markup." in view.toPlainText()
+    while view.rendering():
+        view.sync(msg, live=False)
+    one_shot, _ = make_view(qtbot, text)
+    one_shot.sync(ChatMessage(id="x", role="assistant", content=text, ts=0), live=False)
+    assert view.toPlainText() == one_shot.toPlainText()  # the end is never held back
+
+
+def test_a_snapshot_from_before_a_newer_frame_is_never_shown_again(qtbot: Any, monkeypatch: Any) -> None:
+    monkeypatch.setattr(message_body, "RENDER_BUDGET", 0.0)
+    clock = [100.0]
+    monkeypatch.setattr(message_body.time, "monotonic", lambda: clock[0])
+    body = message_body.StreamedBody(MarkdownTheme())
+    text = "".join(f"Para {i}.\n\n" for i in range(3))
+    closed, _tail = body.live(text)  # busy: a snapshot of one rendered block
+    assert body.busy and len(closed) == 1
+    while body.busy:
+        closed, _tail = body.live(text)
+    newer = len(closed)
+    more = text + "".join(f"More {i}.\n\n" for i in range(3))
+    closed, _tail = body.live(more)  # busy again at once: a fresh snapshot, not the old one
+    assert len(closed) >= newer
