@@ -219,6 +219,8 @@ def test_a_huge_paragraph_and_code_block_are_never_rerendered_whole_while_stream
     assert [src for src, hl in live_calls if hl] == [para + "\n\n"]  # the paragraph, once, when closed
     msg.content = text
     view.sync(msg, live=False)
+    while view.rendering():  # the frames that follow Done (what the transcript schedules)
+        view.sync(msg, live=False)
     assert rec.calls[len(live_calls) :] == [(f"```python\n{code}```\n", True)]
     assert view.toPlainText().rstrip("\n").endswith(code.rstrip("\n"))
 
@@ -261,26 +263,51 @@ def test_streaming_through_a_node_ends_as_a_one_shot_render(qtbot: Any, make_env
 def test_a_burst_is_rendered_a_budget_at_a_time_showing_its_text_meanwhile(
     qtbot: Any, monkeypatch: Any
 ) -> None:
-    monkeypatch.setattr(message_body, "RENDER_BUDGET", 0.0)  # one block per update
+    monkeypatch.setattr(message_body, "RENDER_BUDGET", 0.0)  # one unit of work per update
     rec = Recorder(monkeypatch)
     text = "".join(f"Paragraph {i} with *some* markup.\n\n" for i in range(30)) + "Last one."
     view, msg = make_view(qtbot)
     msg.content = text
     view.sync(msg, live=True)  # the whole answer arrives before the first frame
-    assert len(rec.calls) == 1 and view.rendering()
-    rest = text[len("Paragraph 0 with *some* markup.\n\n") :][: message_body.BEHIND_CHARS]
-    assert view.toPlainText().endswith(rest)  # what comes next shown as it is until it is rendered
-    view.sync(msg, live=False)  # Done: still one block per frame
+    assert view.rendering() and len(rec.calls) <= 1
+    assert view.toPlainText().startswith("Paragraph 0 with *some* markup.")  # shown as it is meanwhile
     updates = 1
+    seen = view.toPlainText().count("Paragraph")
+    while view.rendering():
+        view.sync(msg, live=True)
+        updates += 1
+        shown = view.toPlainText()
+        assert shown.startswith("Paragraph 0 with some markup.") or shown.startswith("Paragraph 0 with *some*")
+        assert shown.count("Paragraph") >= min(seen, 20)  # nothing shown goes missing meanwhile
+        seen = shown.count("Paragraph")
+    assert [src for src, hl in rec.calls if hl] == [f"Paragraph {i} with *some* markup.\n\n" for i in range(30)]
+    assert updates <= 2 * 30 + 5  # a block rendered, or shown, per update: never all at once
+    view.sync(msg, live=False)  # Done: the tail, once
     while view.rendering():
         view.sync(msg, live=False)
-        updates += 1
-    assert updates == 30 and len(rec.calls) == 31  # 30 paragraphs, then the tail, each rendered once
+    assert [src for src, hl in rec.calls if hl][-1] == "Last one."
+    assert len([src for src, hl in rec.calls if hl]) == 31  # every block rendered exactly once
     one_shot, _ = make_view(qtbot, text)
     one_shot.sync(ChatMessage(id="x", role="assistant", content=text, ts=0), live=False)
     assert view.toPlainText() == one_shot.toPlainText()
 
 
+def test_an_update_that_rendered_leaves_showing_it_to_the_next(qtbot: Any, monkeypatch: Any) -> None:
+    # With the frame's budget spent by rendering, the update returns what was returned last time
+    # (the view has nothing to do); the next update shows it and does nothing else.
+    monkeypatch.setattr(message_body, "RENDER_BUDGET", 0.0)
+    clock = [100.0]
+    monkeypatch.setattr(message_body.time, "monotonic", lambda: clock[0])
+    rec = Recorder(monkeypatch)
+    body = message_body.StreamedBody(MarkdownTheme())
+    text = "".join(f"Para {i}.\n\n" for i in range(3))
+    first = body.live(text)  # the first update always shows what it has
+    assert first == ([], [message_body.Segment("plain", text, 0)])
+    second = body.live(text)  # renders "Para 0." and has no time left: shows nothing new
+    assert second is first and len(rec.calls) == 1 and body.busy
+    clock[0] += message_body.BEHIND_COMMIT_INTERVAL
+    third = body.live(text)  # shows it, renders nothing
+    assert len(rec.calls) == 1 and len(third[0]) == 1 and "Para 0." in third[0][0].payload
 def test_a_node_catches_up_with_a_burst_over_frames(qtbot: Any, make_env: Any, monkeypatch: Any) -> None:
     monkeypatch.setattr(message_body, "RENDER_BUDGET", 0.0)
     env: NodeEnv = make_env()
@@ -329,15 +356,18 @@ def test_while_catching_up_the_view_changes_at_most_once_per_commit_interval(
     assert streamed is not None and view.rendering()
     first = view.toPlainText()
     widgets = list(view.body.segments)
-    for _ in range(3):  # three more blocks rendered, nothing new shown
+    for _ in range(8):  # blocks rendered, nothing new shown
         view.sync(msg, live=True)
-    assert len(streamed.blocks) == 4
+    rendered = len(streamed.blocks)
+    assert rendered >= 3
     assert view.toPlainText() == first and list(view.body.segments) == widgets
     clock[0] += message_body.BEHIND_COMMIT_INTERVAL
-    view.sync(msg, live=True)  # the interval passed: the five blocks rendered so far are shown
-    assert len(streamed.blocks) == 5 and view.toPlainText() != first
-    assert "Paragraph 4 with some markup." in view.toPlainText()
+    for _ in range(2):  # the interval passed: the next update that shows, shows them all
+        view.sync(msg, live=True)
+    assert view.toPlainText() != first
+    assert f"Paragraph {rendered - 1} with some markup." in view.toPlainText()
     while view.rendering():
+        clock[0] += message_body.BEHIND_COMMIT_INTERVAL
         view.sync(msg, live=False)
     one_shot, _ = make_view(qtbot, text)
     one_shot.sync(ChatMessage(id="x", role="assistant", content=text, ts=0), live=False)
@@ -350,11 +380,14 @@ def test_a_snapshot_from_before_a_newer_frame_is_never_shown_again(qtbot: Any, m
     monkeypatch.setattr(message_body.time, "monotonic", lambda: clock[0])
     body = message_body.StreamedBody(MarkdownTheme())
     text = "".join(f"Para {i}.\n\n" for i in range(3))
-    closed, _tail = body.live(text)  # busy: a snapshot of one rendered block
-    assert body.busy and len(closed) == 1
+    closed, _tail = body.live(text)  # busy: a snapshot, nothing rendered yet
+    assert body.busy and closed == []
     while body.busy:
+        clock[0] += 0.001  # well within the interval: snapshots repeat while busy
         closed, _tail = body.live(text)
-    newer = len(closed)
+    payload = "".join(seg.payload for seg in closed)  # caught up: all of it shown, whatever the interval
+    assert all(f"Para {i}." in payload for i in range(3))
     more = text + "".join(f"More {i}.\n\n" for i in range(3))
-    closed, _tail = body.live(more)  # busy again at once: a fresh snapshot, not the old one
-    assert len(closed) >= newer
+    closed, _tail = body.live(more)  # busy again at once: a fresh snapshot, not an older one
+    payload = "".join(seg.payload for seg in closed)
+    assert all(f"Para {i}." in payload for i in range(3))
