@@ -353,12 +353,18 @@ class StreamedBody:
         self.deadline: float | None = None
         self._last: tuple[list[Segment], list[Segment]] | None = None  # what the last update returned
         self._deferred = False  # the last update rendered, and left showing it to this one
+        self._ending = False  # the stream ended (``finish``): the open tail is the last block
 
     @property
     def busy(self) -> bool:
         """True while closed blocks wait to be rendered or shown (call ``live``/``finish`` again
         next frame)."""
-        return bool(self._pending) or not self._caught_up or self._deferred
+        return (
+            bool(self._pending)
+            or not self._caught_up
+            or self._deferred
+            or self._ending and not self._finished
+        )
 
     def _advance(self, content: str) -> None:
         """Find the blocks closed in ``content``, looking at ``ADVANCE_CHARS`` of new text at most."""
@@ -428,16 +434,25 @@ class StreamedBody:
         return self.deadline is None or time.perf_counter() < self.deadline
 
     def _work(self, content: str) -> bool:
-        """One update's rendering: pending blocks first, else the new text's block boundaries.
+        """One update's rendering: pending blocks first, else the new text's block boundaries (once
+        the stream ended and every line was looked at: the open tail, as the last block).
 
         Returns:
             True when something was parsed or rendered (the update may have no time left to show
             it: ``_deferred``).
         """
         parses = self.stream.parses
-        if not self._pending and not self._finished:
+        if not self._pending and not (self._finished or self._ending and self._caught_up):
             self._advance(content)
         worked = self.stream.parses != parses
+        if self._ending and self._caught_up and not self._finished:
+            self._finished = True
+            tail = self.stream.tail(content)
+            # Its reference definitions are needed first; a tail of definitions only renders nothing.
+            if tail.strip() and block_starts(tail, {"references": self.stream.references}):
+                self._pending.append(tail)
+            else:
+                self._rendered_end = len(content)
         if self._pending and (not worked or self._time_left()):
             self._drain()
             worked = True
@@ -471,7 +486,9 @@ class StreamedBody:
         start = self.stream.closed_end
         closed = self._builder.segments
         gap = BLOCK_GAP if closed else 0
-        complete = content.rfind("\n", start) + 1
+        # Only the lines the stream has looked at: one that skipped parsing this time (it rendered
+        # instead) must not show a block that closed in the lines after them as part of the tail.
+        complete = min(content.rfind("\n", start) + 1, max(start, self.stream.parsed_to))
         now = time.monotonic()
         if self._tail_from != start:  # a block closed: the tail's Markdown part starts over
             self._tail, self._tail_to, self._tail_from = [], start, start
@@ -499,22 +516,12 @@ class StreamedBody:
         rendered), call again next frame with the same content.
         """
         self._start_update()
+        self._ending = True
         if self._deferred:
             self._deferred = False
-        else:
-            if not self._caught_up:
-                self._advance(content)
-            if not self._finished and self._caught_up:
-                self._finished = True
-                tail = self.stream.tail(content)
-                # Its reference definitions are needed first; a tail of definitions only renders nothing.
-                if tail.strip() and block_starts(tail, {"references": self.stream.references}):
-                    self._pending.append(tail)
-                else:
-                    self._rendered_end = len(content)
-            if self._work(content) and not self._time_left() and self._last is not None:
-                self._deferred = True
-                return self._last
+        elif self._work(content) and not self._time_left() and self._last is not None:
+            self._deferred = True
+            return self._last
         if self.busy:
             return self._keep(self._behind(content))
         self._behind_shown = None

@@ -46,7 +46,8 @@ def chat_requests(env: NodeEnv) -> list[Any]:
 
 
 def idle(env: NodeEnv) -> bool:
-    return not env.node.is_busy()
+    """The run ended and what it streamed is shown (the frames after Done included)."""
+    return not env.node.is_busy() and not env.node.transcript.is_rendering()
 
 
 def test_object_names_and_initial_state(qtbot: Any, make_env: Any) -> None:

@@ -148,6 +148,7 @@ def test_long_plain_answer_is_rendered_by_a_text_flow_and_markdown_stays(qtbot: 
     assert isinstance(view, AssistantMessageView)
     qtbot.waitUntil(lambda: "".join(parts).rstrip() in view.toPlainText() or "word" in view.toPlainText())
     env.bridge.broadcast(node.node_id, Done("end_turn", message_id="m1"))
+    qtbot.waitUntil(lambda: not node.transcript.is_rendering())
     kinds = [type(seg).__name__ for seg in view.body.segments]
     assert kinds == ["MarkdownView", "TextFlowView"]
     md = view.body.segments[0]
