@@ -19,11 +19,12 @@ import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from markdown_it.token import Token
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QSizePolicy, QVBoxLayout, QWidget
 
 from desktop.ui.frames import tick_deadline
-from desktop.ui.markdown import MarkdownBlock, MarkdownTheme, block_starts, render_markdown_blocks
+from desktop.ui.markdown import MarkdownBlock, MarkdownTheme, block_starts, render_markdown_blocks, render_tokens
 from desktop.ui.markdown_view import MarkdownView
 from desktop.ui.md_stream import BlockStream
 from desktop.ui.textflow import TextFlowView
@@ -341,6 +342,7 @@ class StreamedBody:
         self._counts: list[int] = []  # how many blocks each closed source rendered to
         self._builder = SegmentBuilder()
         self._pending: list[str] = []  # closed sources waiting to be rendered
+        self._pending_tokens: list[list[Token] | None] = []  # their block-level tokens (None: parse)
         self._caught_up = True  # the stream has looked at every complete line of the text
         self._rendered_end = 0  # where the text of the rendered blocks ends
         self._finished = False
@@ -373,7 +375,7 @@ class StreamedBody:
         limit = seen + ADVANCE_CHARS
         complete = content.rfind("\n") + 1
         if complete <= limit:
-            self._pending += stream.advance(content)
+            self._hand_out(stream.advance(content))
             self._caught_up = True
             return
         cut = content.rfind("\n", seen, limit) + 1
@@ -381,16 +383,28 @@ class StreamedBody:
             cut = content.find("\n", limit) + 1
         while cut < complete and content[cut] == "\n":  # and the blank lines after it (they end blocks)
             cut += 1
-        self._pending += stream.advance(content[:cut])
+        self._hand_out(stream.advance(content[:cut]))
         self._caught_up = cut >= complete
+
+    def _hand_out(self, sources: list[str]) -> None:
+        """Queue newly closed blocks for rendering, with their tokens (parsed once, not again)."""
+        tokens = self.stream.tokens
+        for i, source in enumerate(sources):
+            self._pending.append(source)
+            self._pending_tokens.append(tokens[i] if i < len(tokens) else None)
 
     def _render(self, source: str, *, highlight: bool = True) -> list[MarkdownBlock]:
         self.renders += 1
         refs: dict[str, Any] = self.stream.references
         return render_markdown_blocks(source, self.theme, references=refs, highlight=highlight, spans=False)
 
-    def _close(self, source: str) -> None:
-        blocks = self._render(source)
+    def _close(self, source: str, tokens: list[Token] | None) -> None:
+        if tokens is None:
+            blocks = self._render(source)
+        else:
+            self.renders += 1
+            refs: dict[str, Any] = self.stream.references
+            blocks = render_tokens(tokens, source, self.theme, references=refs, spans=False)
         for block in blocks:
             self.blocks.append(block)
             self._builder.add(block)
@@ -410,9 +424,9 @@ class StreamedBody:
         """Render pending closed blocks: at least one, then until ``deadline``."""
         deadline = self.deadline
         if self._pending:
-            self._close(self._pending.pop(0))
+            self._close(self._pending.pop(0), self._pending_tokens.pop(0))
         while self._pending and (deadline is None or time.perf_counter() < deadline):
-            self._close(self._pending.pop(0))
+            self._close(self._pending.pop(0), self._pending_tokens.pop(0))
 
     def _behind(self, content: str) -> tuple[list[Segment], list[Segment]]:
         """The segments while blocks wait: the rendered ones, then the next of the text as it is.
@@ -451,6 +465,7 @@ class StreamedBody:
             # Its reference definitions are needed first; a tail of definitions only renders nothing.
             if tail.strip() and block_starts(tail, {"references": self.stream.references}):
                 self._pending.append(tail)
+                self._pending_tokens.append(None)
             else:
                 self._rendered_end = len(content)
         if self._pending and (not worked or self._time_left()):

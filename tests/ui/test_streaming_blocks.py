@@ -19,7 +19,7 @@ from test_chat_node_support import NodeEnv, make_env  # noqa: F401
 
 from desktop.core.chat.types import ChatMessage, Delta, Done
 from desktop.ui import message_body
-from desktop.ui.markdown import MarkdownTheme, block_starts, render_markdown
+from desktop.ui.markdown import MarkdownTheme, block_starts, render_markdown, render_tokens
 from desktop.ui.md_stream import PARSE_LIMIT, BlockStream
 from desktop.ui.message_views import AssistantMessageView
 
@@ -73,14 +73,22 @@ def test_closed_blocks_are_exactly_the_one_shot_blocks(size: int) -> None:
 def pieces_render_like_the_whole(text: str, cuts: list[int]) -> None:
     stream = BlockStream()
     sources: list[str] = []
+    tokens: list[Any] = []
     for cut in [*cuts, len(text)]:
         sources += stream.advance(text[:cut])
+        tokens += stream.tokens
+    assert len(tokens) == len(sources)  # each closed block comes with its block-level tokens
     sources.append(stream.tail(text))
     assert "".join(sources) == text
     refs: dict[str, Any] = {}
     block_starts(text, {"references": refs})
+    whole = render_markdown(text)
     pieces = "".join(render_markdown(src, references=refs) for src in sources)
-    assert pieces == render_markdown(text)
+    assert pieces == whole
+    # Rendering the closed blocks from the tokens their split produced (not parsed again) too.
+    from_tokens = [b.html for tok, src in zip(tokens, sources, strict=False)
+                   for b in render_tokens(tok, src, references=refs)]
+    assert "".join(from_tokens) + render_markdown(sources[-1], references=refs) == whole
 
 
 @settings(max_examples=300, deadline=None)
@@ -135,12 +143,18 @@ class Recorder:
     def __init__(self, monkeypatch: Any) -> None:
         self.calls: list[tuple[str, bool]] = []
         real = message_body.render_markdown_blocks
+        real_tokens = message_body.render_tokens
 
         def recording(text: str, theme: Any = None, **kw: Any) -> Any:
             self.calls.append((text, bool(kw.get("highlight", True))))
             return real(text, theme, **kw)
 
+        def recording_tokens(tokens: Any, source: str, theme: Any = None, **kw: Any) -> Any:
+            self.calls.append((source, bool(kw.get("highlight", True))))  # a block parsed once, rendered
+            return real_tokens(tokens, source, theme, **kw)
+
         monkeypatch.setattr(message_body, "render_markdown_blocks", recording)
+        monkeypatch.setattr(message_body, "render_tokens", recording_tokens)
 
 
 def end_stream(view: AssistantMessageView, msg: ChatMessage) -> None:
