@@ -445,7 +445,9 @@ def render_markdown_blocks(
         return [MarkdownBlock(render_plain(text))]
 
 
-_AFTER_BLOCK = [rule.fn for rule in _MD.core.ruler.__rules__ if rule.enabled and rule.name not in ("normalize", "block")]
+_AFTER_BLOCK = [
+    rule.fn for rule in _MD.core.ruler.__rules__ if rule.enabled and rule.name not in ("normalize", "block")
+]
 """markdown-it's core rules that run after the block parse (inline parsing, text joining, task lists)."""
 
 

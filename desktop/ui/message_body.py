@@ -24,7 +24,13 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QSizePolicy, QVBoxLayout, QWidget
 
 from desktop.ui.frames import tick_deadline
-from desktop.ui.markdown import MarkdownBlock, MarkdownTheme, block_starts, render_markdown_blocks, render_tokens
+from desktop.ui.markdown import (
+    MarkdownBlock,
+    MarkdownTheme,
+    block_starts,
+    render_markdown_blocks,
+    render_tokens,
+)
 from desktop.ui.markdown_view import MarkdownView
 from desktop.ui.md_stream import BlockStream
 from desktop.ui.textflow import TextFlowView
