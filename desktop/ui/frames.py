@@ -16,10 +16,13 @@ event loop (and the streams themselves).
 Work done in slices inside a callback (a streamed body's closed blocks, the colouring of code)
 also stops at the tick's deadline (``tick_deadline()``): one budget for all nodes, not one each.
 
-A tick catching up with a backlog (``soon``) follows the previous one as soon as the event loop has
-served what waits (input, sockets, timers, the paint): it costs no idle time, and no key press waits
-longer than one budget. *Background* requests (the colouring of code already shown) only get what
-is left of a tick's budget once no other request waits: text is shown first, coloured after.
+A tick catching up with a backlog (``soon``) of one view follows the previous one as soon as the
+event loop has served what waits (input, sockets, timers, the paint): it costs no idle time, and no
+key press waits longer than one budget. When several views catch up at once (eight answers arriving
+at full speed), their ticks are ``CATCH_UP_MS`` apart so the loop keeps room for input and timers.
+
+*Background* requests (the colouring of code already shown) only get what is left of a tick's
+budget once no other request waits: text is shown first, coloured after.
 
 After the callbacks of a tick, ``settle()`` resolves the layout changes they caused (each level of
 nested layouts otherwise posts one more event), so the scroll positions are final and the window
@@ -58,9 +61,13 @@ that follows it), so rendering takes at most ~1/12 of the time however fast text
 that costs under ~1.3 ms (an answer streaming at a normal speed) keeps the 16 ms cadence."""
 MAX_FRAME_MS = 66
 """The pacing never spaces ticks further apart than this (15 frames a second)."""
-CATCH_UP_MS = 0
-"""Delay of a tick asked for ``soon`` (catching up with a backlog, one budget at a time): the next
-event-loop pass, after the input, socket reads, timers and paint that wait."""
+CATCH_UP_MS = 4
+"""Delay of a tick asked for ``soon`` (catching up with a backlog, one budget at a time) while
+several views catch up at once: their slices leave the event loop this long in between for input,
+timers and the streams' reads."""
+SOLO_CATCH_UP_MS = 0
+"""The same when a single view catches up: its slices follow on the next event-loop pass (after the
+input, socket reads, timers and paint that wait), so one long answer costs no idle time."""
 BACKGROUND_MS = FRAME_MS
 """Delay of a tick that only has background work (colouring) to do: at most one such frame per
 frame interval (each colouring step that finishes a code block lays it out and paints it again)."""
@@ -117,8 +124,9 @@ class FrameScheduler(QObject):
         self._pending[key] = callback
         if soon:
             self._soon.add(key)
-            if not self._timer.isActive() or self._timer.remainingTime() > CATCH_UP_MS:
-                self._timer.start(CATCH_UP_MS)
+            wanted = SOLO_CATCH_UP_MS if len(self._soon) == 1 else CATCH_UP_MS
+            if not self._timer.isActive() or self._timer.remainingTime() > wanted:
+                self._timer.start(wanted)
         elif not self._timer.isActive():
             self._timer.start(self._delay(self._interval))
 
@@ -181,8 +189,9 @@ class FrameScheduler(QObject):
     def _schedule_next(self) -> None:
         """After a tick: when the next one runs, if anything is left (or was asked for meanwhile)."""
         if self._pending:
-            if any(k in self._soon for k in self._pending):
-                wanted = CATCH_UP_MS
+            catching_up = sum(1 for k in self._pending if k in self._soon)
+            if catching_up:
+                wanted = SOLO_CATCH_UP_MS if catching_up == 1 else CATCH_UP_MS
             else:
                 wanted = self._delay(self._resume)
         elif self._background:
