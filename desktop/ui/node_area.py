@@ -87,6 +87,9 @@ class NodeArea(QObject):
         self.mdi.setTabsMovable(True)
         self.mdi.setDocumentMode(True)
         self.services: AppServices | None = None
+        self.defer_loading = False
+        """Build new nodes light (no transcript, no model listing) until :meth:`finish_loading`: the
+        app sets it while it opens the first project, before the first paint."""
         self.closing = False
         self._tabbed_action = tabbed_action
         self._subs: dict[str, QMdiSubWindow] = {}
@@ -166,7 +169,7 @@ class NodeArea(QObject):
         if state is None:
             state = new_node_state(len(self._nodes))
         place = place or fresh
-        node = ChatNodeWidget(state, self.services)
+        node = ChatNodeWidget(state, self.services, deferred=self.defer_loading)
         sub = QMdiSubWindow()
         sub.setObjectName("nodeSubWindow")
         sub.setWidget(node)
@@ -369,6 +372,12 @@ class NodeArea(QObject):
     def _capture_all_geometry(self) -> None:
         for sub in self._subs.values():
             self.on_subwindow_geometry(sub)
+
+    def finish_loading(self) -> None:
+        """Build what the nodes opened with :attr:`defer_loading` left out; new nodes are built whole."""
+        self.defer_loading = False
+        for node in self.nodes():
+            node.loading.finish()
 
     def activate_first(self) -> None:
         """Make the first sub-window the active one, the keyboard focus in its message input (not

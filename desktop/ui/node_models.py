@@ -6,17 +6,19 @@ the ones the provider lists, fetched in the background) and reports the user's c
 
 from __future__ import annotations
 
-import asyncio
 import html
 import logging
 from collections.abc import Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
 from desktop.core.settings import Settings, choose_model
 from desktop.ui.node_header import NodeHeader
 from desktop.ui.services import AppServices
+
+if TYPE_CHECKING:
+    import asyncio
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +27,8 @@ __all__ = ["NodeModelChoice", "spawn"]
 
 def spawn(coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
     """Run ``coro`` as a task on the running (qasync) loop, or the policy's loop outside one."""
+    import asyncio
+
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
@@ -110,6 +114,8 @@ class NodeModelChoice(QObject):
         self._task = spawn(self._load_models(provider_id))
 
     async def _load_models(self, provider_id: str) -> None:
+        import asyncio
+
         picker = self._header.model_picker
         try:
             models = await self._services.list_models(provider_id)
