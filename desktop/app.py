@@ -18,7 +18,7 @@ import shutil  # noqa: E402
 import sys  # noqa: E402
 from collections.abc import Callable, Iterable, Mapping, Sequence  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import TYPE_CHECKING, Any  # noqa: E402
+from typing import TYPE_CHECKING, Any, NoReturn  # noqa: E402
 
 import PySide6  # noqa: E402,F401  (the Qt binding is imported before qasync so qasync picks PySide6)
 from PySide6.QtCore import QEvent, QEventLoop, QObject  # noqa: E402
@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "main",
+    "run",
     "parse_args",
     "AppContext",
     "make_context",
@@ -299,8 +300,30 @@ def main(argv: Sequence[str] | None = None, *, started_at: float | None = None) 
         print("chatnodes: the window did not paint within 30 s", file=sys.stderr, flush=True)
         return 1
     if args.smoke_test and not ready:
-        return 1
+        code = 1
+    if args.smoke_test and window.is_shut_down():
+        _smoke_test_exit.append(code)
     return code
+
+
+_smoke_test_exit: list[int] = []
+"""Set when a --smoke-test run closed its window with everything saved and released (see :func:`run`)."""
+
+
+def run(started_at: float | None = None) -> NoReturn:
+    """The entry point of ``python -m desktop`` and the bundle: :func:`main`, then exit the process.
+
+    A ``--smoke-test`` run that closed its window (project saved, lock released, demo stopped) ends
+    with ``os._exit`` once the logs and the standard streams are flushed: interpreter and Qt teardown
+    would add nothing but time to a check of the start-up.
+    """
+    code = main(started_at=started_at)
+    if _smoke_test_exit:
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
 
 
 def _accepting_input(window: MainWindow, watcher: _FirstPaintWatcher) -> bool:

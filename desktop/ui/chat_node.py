@@ -18,7 +18,13 @@ from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
-from desktop.core.chat.commands import HELP_TEXT, CommandContext, CommandEffect, archive_failed_note, run_command
+from desktop.core.chat.commands import (
+    HELP_TEXT,
+    CommandContext,
+    CommandEffect,
+    archive_failed_note,
+    run_command,
+)
 from desktop.core.chat.conversation import (
     Conversation,
     append_message,
@@ -151,7 +157,7 @@ class ChatNodeWidget(QWidget):
         self.model_picker = self.header.model_picker
         root.addWidget(self.header)
 
-        self.loading = NodeLoading(self, root, deferred=deferred)  # the transcript, models: now or after paint
+        self.loading = NodeLoading(self, root, deferred=deferred)  # transcript, models: now or after paint
 
         self.budget_card = BudgetCard(self._services.budget_check, self)
         self.budget_card.send_anyway.connect(self._on_send_clicked)
@@ -395,7 +401,6 @@ class ChatNodeWidget(QWidget):
 
     def _start_send(self) -> None:
         from desktop.core.chat.runtime import ChatSendRequest
-
         self.loading.before_send()  # a send before the app's deferred services loaded loads them first
         req = ChatSendRequest(
             node_id=self.node_id,
@@ -409,17 +414,13 @@ class ChatNodeWidget(QWidget):
         self._send_task = spawn(self._run_send(req))
 
     async def _run_send(self, req: ChatSendRequest) -> None:
-        import asyncio
-
         error: str | None = None
         try:
             await self.node_tools.before_send()  # MCP: wait for starting servers (node_tools.py)
             result: ChatSendResult = await self._services.runtime.send(req)
             if not result.ok:
                 error = result.error or "the request failed"
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - nothing may escape into the Qt loop
+        except Exception as exc:  # noqa: BLE001 - nothing may escape into the Qt loop (a cancel does)
             log.exception("send failed for node %s", self.node_id)
             error = str(exc) or type(exc).__name__
         finally:

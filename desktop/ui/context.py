@@ -22,12 +22,11 @@ if TYPE_CHECKING:
     import httpx
 
     from desktop.core.chat.runtime import ChatRuntime, ChatRuntimeDeps
-    from desktop.core.usage import MonthlyTally, UsageRecorder
-    from desktop.ui.mcp_hub import McpHub
     from desktop.core.chat.types import ChatDriver, ChatEvent, ChatToolDef, ProviderConfig
     from desktop.core.secrets import SecretStore
     from desktop.core.settings import SendTarget, Settings
-    from desktop.core.usage import BudgetCheck, RunInfo
+    from desktop.core.usage import BudgetCheck, MonthlyTally, RunInfo, UsageRecorder
+    from desktop.ui.mcp_hub import McpHub
 
 log = logging.getLogger(__name__)
 
@@ -415,12 +414,9 @@ class AppContext:
         from desktop.core.settings import resolve_key
 
         keys: list[str] = []
-        # Before the key store is loaded no stored key was read, so none can be in a message: the
-        # environment's keys are all there is to scrub (and logging never loads the keyring).
-        secrets = self._secrets
         for provider in self.settings.providers:
             try:
-                key = resolve_key(provider, secrets, self.environ).key
+                key = resolve_key(provider, self.secrets, self.environ).key
             except Exception:  # never let scrubbing fail the error path
                 key = None
             if key and len(key) >= 4:

@@ -22,15 +22,14 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 
-
 if TYPE_CHECKING:
-    from desktop.ui.mcp_hub import McpHub
     from PySide6.QtCore import SignalInstance
     from PySide6.QtWidgets import QPushButton
 
     from desktop.core.chat.types import ToolCall
     from desktop.core.mcp import McpToolInfo, McpToolResult
     from desktop.core.project import NodeState
+    from desktop.ui.mcp_hub import McpHub
     from desktop.ui.node_header import NodeHeader
     from desktop.ui.services import AppServices
 
