@@ -235,7 +235,9 @@ class NodeArea(QObject):
         return self._icon
 
     def _default_rect(self, index: int) -> QRect:
-        area = self.mdi.viewport().size()
+        # Before the window shows, the viewport has no size yet (and asking for it costs PySide6 a
+        # wrapper type's set-up, ~8 ms, on the start-up path): the window's size decides then.
+        area = self.mdi.viewport().size() if self.mdi.isVisible() else QSize()
         if area.width() < 300 or area.height() < 300:
             window = self.mdi.window()
             area = QSize(window.width() - 20, window.height() - 120)

@@ -6,7 +6,6 @@ the ones the provider lists, fetched in the background) and reports the user's c
 
 from __future__ import annotations
 
-import html
 import logging
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
@@ -124,6 +123,8 @@ class NodeModelChoice(QObject):
         except Exception as exc:  # noqa: BLE001 - listing is a convenience; typing a model still works
             log.info("could not list the models of %s: %s", provider_id, exc)
             if not self._closed:
+                import html
+
                 picker.setToolTip(f"<p>Could not list models: {html.escape(str(exc))}</p>")
             return
         if self._closed:

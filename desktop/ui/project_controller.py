@@ -183,6 +183,11 @@ class ProjectController(QObject):
         context.after_load(lambda: self._mcp_opened(store, folder))  # MCP: once the services are loaded
         self.opened.emit(str(folder), new_nodes)
         if fresh and not store.read_only:
+            # Written at once; at start-up right after the first paint (closing saves it in any case).
+            context.after_load(lambda: self._save_if_open(store))
+
+    def _save_if_open(self, store: ProjectStore) -> None:
+        if self.store is store:
             self.save()
 
     def _mcp_opened(self, store: ProjectStore, folder: Path) -> None:
