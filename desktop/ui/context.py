@@ -132,6 +132,7 @@ class AppContext:
         # The services below load on first use, or all at once in load_services() (right after the
         # window's first paint): the keyring, httpx, the runtime, the usage ledger and the MCP hub.
         self._secrets = secrets
+        self._secrets_loading = False
         self._client: httpx.AsyncClient | None = None
         self._deps: ChatRuntimeDeps | None = None
         self._runtime: ChatRuntime | None = None
@@ -150,7 +151,12 @@ class AppContext:
         if self._secrets is None:
             from desktop.core.secrets import SecretStore
 
-            self._secrets = SecretStore()
+            self._secrets_loading = True  # what it logs meanwhile is scrubbed without it (known_keys)
+            try:
+                self._secrets = SecretStore()
+            finally:
+                self._secrets_loading = False
+            self._keys_cache = None  # the keys it holds count from now on
         return self._secrets
 
     @property
@@ -414,9 +420,11 @@ class AppContext:
         from desktop.core.settings import resolve_key
 
         keys: list[str] = []
+        # While the key store is being created no stored key has been read: none can be in a text yet.
+        secrets = None if self._secrets_loading else self.secrets
         for provider in self.settings.providers:
             try:
-                key = resolve_key(provider, self.secrets, self.environ).key
+                key = resolve_key(provider, secrets, self.environ).key
             except Exception:  # never let scrubbing fail the error path
                 key = None
             if key and len(key) >= 4:

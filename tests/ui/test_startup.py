@@ -158,3 +158,42 @@ def test_a_window_whose_services_never_loaded_closes_at_once(
         assert [n.title for n in loaded.value.nodes] == ["Renamed before closing"]
     finally:
         store.release()
+
+
+def test_the_key_store_loading_from_a_log_record_loads_once(
+    make_context: Callable[..., AppContext], monkeypatch: pytest.MonkeyPatch, memory_keyring: Any
+) -> None:
+    """The log filter asks the context for its keys, which loads the key store on first use; what the
+    store logs while it is created (no OS keyring...) must not load it again, recursively."""
+    import logging
+
+    import desktop.core.secrets
+
+    made: list[object] = []
+    real = desktop.core.secrets.SecretStore
+
+    class WarningStore(real):  # type: ignore[misc, valid-type]
+        def __init__(self) -> None:
+            made.append(self)
+            logging.getLogger("desktop.core.secrets").warning("OS keyring unavailable (test)")
+            super().__init__(backend=memory_keyring)
+
+    monkeypatch.setattr(desktop.core.secrets, "SecretStore", WarningStore)
+    context = make_context(environ={"OPENAI_API_KEY": "sk-test-env-key-123456"})
+    records: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(self.format(record))
+
+    logger = logging.getLogger("desktop.core")
+    handler = Collect()
+    logger.addHandler(handler)
+    try:
+        app.install_key_scrub_filter(logger, context.recent_keys)
+        logging.getLogger("desktop.core.test").warning("key sk-test-env-key-123456 in a message")
+    finally:
+        logger.removeHandler(handler)
+    assert len(made) == 1
+    assert records[0] == "OS keyring unavailable (test)"
+    assert "sk-test-env-key-123456" not in records[1] and len(records) == 2
