@@ -112,9 +112,7 @@ def create_main_window(*, project_dir: Path, config_dir: Path, demo: bool = Fals
     from desktop.ui.main_window import MainWindow
 
     window = MainWindow()
-    context = make_context(config_dir=Path(config_dir), demo=demo)
-    wire_window(window, context)
-    context.load_services()  # all at once: only main() defers them until after the first paint
+    wire_window(window, make_context(config_dir=Path(config_dir), demo=demo))
     window.open_project(Path(project_dir))
     return window
 
@@ -147,6 +145,7 @@ def make_context(
     demo: bool = False,
     environ: Mapping[str, str] | None = None,
     secrets: SecretStore | None = None,
+    defer_services: bool = False,
 ) -> AppContext:
     """An :class:`~desktop.ui.context.AppContext` wired with the app's demo and key scrubber.
 
@@ -155,12 +154,15 @@ def make_context(
         demo: Start the demo provider now and make it the default.
         environ: Environment used for key resolution (default ``os.environ``).
         secrets: The key store (default: the OS keyring, or session-only when there is none).
+        defer_services: Load the key store, HTTP client, runtime, ledger and MCP hub only in
+            ``AppContext.load_services`` (or on first use): what :func:`main` does before its first paint.
     """
     from desktop.core.redact import scrub_key_shapes
     from desktop.ui.context import AppContext
 
     return AppContext(config_dir=Path(config_dir), key_scrubber=scrub_key_shapes,
-                      demo_offer=demo_offer(), demo=demo, environ=environ, secrets=secrets)
+                      demo_offer=demo_offer(), demo=demo, environ=environ, secrets=secrets,
+                      defer_services=defer_services)
 
 
 def install_key_scrub_filter(
@@ -271,7 +273,7 @@ def main(argv: Sequence[str] | None = None, *, started_at: float | None = None) 
         folder = default_project_dir() if not args.demo else _demo_project_dir()
     else:
         folder = project_dir
-    context = make_context(config_dir=config_dir, demo=args.demo)
+    context = make_context(config_dir=config_dir, demo=args.demo, defer_services=True)
     key_source.append(context.recent_keys)
     window = MainWindow()
     watcher = _FirstPaintWatcher(window, t0, report=args.smoke_test)

@@ -81,9 +81,10 @@ class AppContext:
     provider is added to the settings in memory only: :meth:`effective_settings` shows it,
     :attr:`settings` (what is saved) never holds it.
 
-    Building the context reads the settings only: the key store, the HTTP client, the runtime, the
-    usage ledger and the MCP hub load on first use, or together in :meth:`load_services`, which the
-    app calls right after its first paint (so a window with a node accepting input comes first).
+    With ``defer_services`` building the context reads the settings only: the key store, the HTTP
+    client, the runtime, the usage ledger and the MCP hub load on first use, or together in
+    :meth:`load_services`, which the app calls right after its first paint (so a window with a node
+    accepting input comes first).
 
     Args:
         config_dir: The settings folder.
@@ -92,6 +93,8 @@ class AppContext:
         demo: Start the demo provider now and make it the default (needs ``demo_offer``).
         environ: Environment used for key resolution (default ``os.environ``).
         secrets: The key store (default: the OS keyring, or session-only when there is none).
+        defer_services: Leave the key store, HTTP client, runtime, ledger and MCP hub for
+            :meth:`load_services` (or their first use); False loads them now.
     """
 
     def __init__(
@@ -103,6 +106,7 @@ class AppContext:
         demo: bool = False,
         environ: Mapping[str, str] | None = None,
         secrets: SecretStore | None = None,
+        defer_services: bool = False,
     ) -> None:
         from desktop.core.permissions import GrantStore
         from desktop.core.settings import SettingsStore
@@ -143,6 +147,8 @@ class AppContext:
         self._after_load: list[Callable[[], object]] = []
         if demo:
             self.start_demo()
+        if not defer_services:
+            self.load_services()
 
     # -- deferred services ---------------------------------------------------------------------
     @property

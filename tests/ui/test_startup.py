@@ -23,7 +23,6 @@ from PySide6.QtWidgets import QWidget
 from desktop import app
 from desktop.core.project import ProjectStore
 from desktop.testing import FakeProvider
-from desktop.ui.context import AppContext
 from desktop.ui.main_window import MainWindow
 
 pytest_plugins = ["test_app_support"]  # fixtures: fake, make_context, open_window
@@ -78,14 +77,13 @@ def test_no_heavy_module_loads_before_the_first_node_accepts_input(tmp_path: Pat
 
 
 @pytest.fixture
-def deferred_window(qtbot: Any, make_context: Callable[..., AppContext],
-                    tmp_path: Path) -> Iterator[Callable[[Path], MainWindow]]:
+def deferred_window(qtbot: Any, qloop: Any, tmp_path: Path) -> Iterator[Callable[[Path], MainWindow]]:
     """``deferred_window(config_dir) -> MainWindow`` built like ``desktop.app.main`` builds it: the
     context's services not loaded, the nodes opened light, the window shown."""
     made: list[MainWindow] = []
 
     def _open(config_dir: Path) -> MainWindow:
-        context = make_context(config_dir=config_dir)
+        context = app.make_context(config_dir=config_dir, environ={}, defer_services=True)
         window = MainWindow()
         app.wire_window(window, context)
         window.node_area.defer_loading = True
@@ -161,7 +159,7 @@ def test_a_window_whose_services_never_loaded_closes_at_once(
 
 
 def test_the_key_store_loading_from_a_log_record_loads_once(
-    make_context: Callable[..., AppContext], monkeypatch: pytest.MonkeyPatch, memory_keyring: Any
+    qtbot: Any, qloop: Any, monkeypatch: pytest.MonkeyPatch, memory_keyring: Any, tmp_path: Path
 ) -> None:
     """The log filter asks the context for its keys, which loads the key store on first use; what the
     store logs while it is created (no OS keyring...) must not load it again, recursively."""
@@ -179,7 +177,8 @@ def test_the_key_store_loading_from_a_log_record_loads_once(
             super().__init__(backend=memory_keyring)
 
     monkeypatch.setattr(desktop.core.secrets, "SecretStore", WarningStore)
-    context = make_context(environ={"OPENAI_API_KEY": "sk-test-env-key-123456"})
+    context = app.make_context(config_dir=tmp_path / "config", defer_services=True,
+                               environ={"OPENAI_API_KEY": "sk-test-env-key-123456"})
     records: list[str] = []
 
     class Collect(logging.Handler):
@@ -194,6 +193,7 @@ def test_the_key_store_loading_from_a_log_record_loads_once(
         logging.getLogger("desktop.core.test").warning("key sk-test-env-key-123456 in a message")
     finally:
         logger.removeHandler(handler)
+        context.close_now()  # only the key store was loaded: nothing to await
     assert len(made) == 1
     assert records[0] == "OS keyring unavailable (test)"
     assert "sk-test-env-key-123456" not in records[1] and len(records) == 2
