@@ -284,7 +284,10 @@ def main(argv: Sequence[str] | None = None, *, started_at: float | None = None) 
     # A session that ends without closing the window (logout): at least the project is saved.
     app.aboutToQuit.connect(lambda: None if window.is_shut_down() else window.save_project())
     window.show()
-    ready = _show_until_ready(app, window, watcher)
+    if args.smoke_test:
+        ready = _show_until(app, window, lambda: _accepting_input(window, watcher), budget_s=30.0)
+    else:  # the loop starts once the window painted (half a second at most), whatever has the focus
+        ready = _show_until(app, window, lambda: watcher.first_paint_ms is not None, budget_s=0.5)
     if args.smoke_test:
         _report_ready(window, ready, t0)
         if not context.needs_async_close():
@@ -340,16 +343,17 @@ def _accepting_input(window: MainWindow, watcher: _FirstPaintWatcher) -> bool:
     return edit.isEnabled() and edit.isVisible() and window.focusWidget() is edit
 
 
-def _show_until_ready(app: QApplication, window: MainWindow, watcher: _FirstPaintWatcher,
-                      budget_s: float = 30.0) -> bool:
-    """Process Qt events (no loop runs yet) until a node accepts input; False when none did within
-    ``budget_s``. The window is repainted once more then, so what accepts input is on screen."""
+def _show_until(app: QApplication, window: QMainWindow, done: Callable[[], bool], *, budget_s: float) -> bool:
+    """Process Qt events (no loop runs yet) until ``done()``; False when it was not within ``budget_s``.
+
+    Then ``window`` is repainted once more, so what ``done`` checked is on screen.
+    """
     deadline = time.perf_counter() + budget_s
-    while not _accepting_input(window, watcher) and time.perf_counter() < deadline:
+    while not done() and time.perf_counter() < deadline:
         app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
-        if not _accepting_input(window, watcher):
+        if not done():
             time.sleep(0.002)
-    ready = _accepting_input(window, watcher)
+    ready = done()
     window.repaint()
     app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
     return ready
@@ -375,6 +379,9 @@ def _run_loop(app: QApplication, window: MainWindow, context: AppContext, *, clo
         context: Its context.
         close_at_once: Close the window as soon as the loop runs (--smoke-test with something to
             await on close).
+
+    Returns:
+        The exit code (0).
     """
     import asyncio
 
