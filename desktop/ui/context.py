@@ -136,7 +136,6 @@ class AppContext:
         # The services below load on first use, or all at once in load_services() (right after the
         # window's first paint): the keyring, httpx, the runtime, the usage ledger and the MCP hub.
         self._secrets = secrets
-        self._secrets_loading = False
         self._client: httpx.AsyncClient | None = None
         self._deps: ChatRuntimeDeps | None = None
         self._runtime: ChatRuntime | None = None
@@ -157,11 +156,7 @@ class AppContext:
         if self._secrets is None:
             from desktop.core.secrets import SecretStore
 
-            self._secrets_loading = True  # what it logs meanwhile is scrubbed without it (known_keys)
-            try:
-                self._secrets = SecretStore()
-            finally:
-                self._secrets_loading = False
+            self._secrets = SecretStore()  # what it logs meanwhile is scrubbed without it (known_keys)
             self._keys_cache = None  # the keys it holds count from now on
         return self._secrets
 
@@ -422,12 +417,14 @@ class AppContext:
 
     # -- secrets hygiene -----------------------------------------------------------------------
     def known_keys(self) -> list[str]:
-        """Every key the app could use right now (to scrub them from messages)."""
+        """Every key the app could have put in a text (to scrub them from messages): the environment's,
+        and the stored ones once the key store is loaded."""
         from desktop.core.settings import resolve_key
 
         keys: list[str] = []
-        # While the key store is being created no stored key has been read: none can be in a text yet.
-        secrets = None if self._secrets_loading else self.secrets
+        # Only a key the app has read can be in a text it makes: before the key store is loaded (at
+        # start-up, or while it is created) those are the environment's, and logging never loads it.
+        secrets = self._secrets
         for provider in self.settings.providers:
             try:
                 key = resolve_key(provider, secrets, self.environ).key

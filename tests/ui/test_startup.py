@@ -158,11 +158,12 @@ def test_a_window_whose_services_never_loaded_closes_at_once(
         store.release()
 
 
-def test_the_key_store_loading_from_a_log_record_loads_once(
+def test_logging_never_loads_the_key_store_and_loading_it_logs_once(
     qtbot: Any, qloop: Any, monkeypatch: pytest.MonkeyPatch, memory_keyring: Any, tmp_path: Path
 ) -> None:
-    """The log filter asks the context for its keys, which loads the key store on first use; what the
-    store logs while it is created (no OS keyring...) must not load it again, recursively."""
+    """The log filter asks the context for its keys on every record: before the key store is loaded
+    that is the environment's keys (no stored key was read yet), so a record does not load it; and
+    what the store logs while it is created goes through the filter without creating it again."""
     import logging
 
     import desktop.core.secrets
@@ -191,9 +192,9 @@ def test_the_key_store_loading_from_a_log_record_loads_once(
     try:
         app.install_key_scrub_filter(logger, context.recent_keys)
         logging.getLogger("desktop.core.test").warning("key sk-test-env-key-123456 in a message")
+        assert made == [] and len(records) == 1 and "sk-test-env-key-123456" not in records[0]
+        assert context.secrets is made[0]  # loading it logs through the same filter, once
     finally:
         logger.removeHandler(handler)
         context.close_now()  # only the key store was loaded: nothing to await
-    assert len(made) == 1
-    assert records[0] == "OS keyring unavailable (test)"
-    assert "sk-test-env-key-123456" not in records[1] and len(records) == 2
+    assert len(made) == 1 and records[1:] == ["OS keyring unavailable (test)"]
