@@ -224,9 +224,13 @@ class NodeArea(QObject):
         from PySide6.QtCore import Qt
 
         if self._icon is None:
+            from PySide6.QtGui import QGuiApplication
+
             from desktop.ui.theme import app_icon
 
-            icon = app_icon()
+            icon = QGuiApplication.windowIcon()  # the app's, when it set one (no second load of the files)
+            if icon.isNull():
+                icon = app_icon()
             if icon.isNull():  # no icon files: a transparent pixmap instead of Qt's logo
                 pixmap = QPixmap(16, 16)
                 pixmap.fill(Qt.GlobalColor.transparent)
