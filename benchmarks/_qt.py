@@ -26,6 +26,7 @@ from desktop.core.settings import ProviderSettings, Settings, resolve_provider
 from desktop.testing import FakeProvider, Turn
 from desktop.ui.bridge import RuntimeBridge
 from desktop.ui.chat_node import ChatNodeWidget
+from desktop.ui.gc_guard import GuiThreadCollector
 from desktop.ui.services import AppServices
 
 log = logging.getLogger(__name__)
@@ -37,7 +38,7 @@ __all__ = ["app_and_loop", "run_on_loop", "BenchServices", "PaintWatch", "Stream
 T = TypeVar("T")
 MODEL = "fake-fast"
 _loop: asyncio.AbstractEventLoop | None = None
-_collector: QObject | None = None
+_collector: GuiThreadCollector | None = None
 
 
 _NOISE = ("does not support propagateSizeHints",)
@@ -62,8 +63,6 @@ def app_and_loop() -> tuple[QApplication, asyncio.AbstractEventLoop]:
         app = QApplication(["chatnodes-bench"])
     global _collector
     if _collector is None:
-        from desktop.ui.gc_guard import GuiThreadCollector
-
         # What desktop.app.main installs: garbage collected from a GUI-thread timer, full
         # collections put off while frames render. Benchmarks measure the app as it runs.
         _collector = GuiThreadCollector(app)
@@ -147,6 +146,10 @@ def dispose(widget: QWidget) -> None:
     widget.deleteLater()
     QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     QApplication.processEvents()
+    if _collector is not None:
+        # The idle moment after a run, when the app's collector timer would run a full collection
+        # it put off while frames rendered (between runs the loop is not running, so its timer is not).
+        _collector.check()
 
 
 class PaintWatch(QObject):

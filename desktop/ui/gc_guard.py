@@ -71,10 +71,14 @@ class GuiThreadCollector(QObject):
     def check(self) -> int:
         """Collect the oldest generation whose counter passed its threshold; returns objects found.
 
-        A due full collection runs only when ``busy()`` is false, or has waited ``MAX_DEFER_S``.
+        A due full collection runs only when ``busy()`` is false, or has waited ``MAX_DEFER_S``;
+        one put off runs at the first check that finds the window idle, whatever the counters.
         """
         t0, t1, t2 = self._thresholds
         c0, c1, c2 = gc.get_count()
+        if self._due_since is not None and not self._busy():
+            self._due_since = None  # a full collection put off earlier: now is the idle moment
+            return gc.collect(2)
         if c0 <= t0:
             return 0
         generation = 0

@@ -98,3 +98,23 @@ def test_a_full_collection_waits_while_frames_render_then_runs_when_idle(monkeyp
         collector.stop()
         if was_enabled:
             gc.enable()
+
+
+def test_a_full_collection_put_off_runs_at_the_first_idle_check_whatever_the_counters() -> None:
+    busy = [True]
+    was_enabled = gc.isenabled()
+    collector = GuiThreadCollector(interval_ms=60_000, busy=lambda: busy[0])
+    keep: list[list[list[int]]] = []
+    try:
+        keep.append(_make_full_collection_due())
+        collector.check()
+        assert collector.deferred == 1 and gc.get_count()[2] > gc.get_threshold()[2]
+        keep.clear()  # generation 0 back under its threshold: an ordinary check would do nothing
+        gc.collect(0)
+        busy[0] = False
+        collector.check()
+        assert gc.get_count()[2] == 0  # the full collection ran at this idle check
+    finally:
+        collector.stop()
+        if was_enabled:
+            gc.enable()
