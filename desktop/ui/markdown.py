@@ -236,7 +236,12 @@ def code_block_html(pre: str, lang: str, theme: MarkdownTheme) -> str:
         f"border:1px solid {theme.code_border}'><tr><td>{label}{pre}</td></tr></table>"
     )
 
-_BARE_URL = re.compile(r"(?<![\w/=\"'])https?://[^\s<>()\[\]]*[^\s<>()\[\].,;:!?'\"*_~]")
+_BARE_URL = re.compile(
+    r"(?<![\w/=\"'])https?://[^\s<>()\[\]]*[^\s<>()\[\].,;:!?'\"*_~]"
+    r"|(?<![\w/=\"'.@-])www\.[A-Za-z0-9-]+\.[^\s<>()\[\]]*[^\s<>()\[\].,;:!?'\"*_~]"
+)
+"""A bare URL in text (GFM's autolink extension): ``http(s)://…``, or ``www.`` followed by a domain
+(linked to ``http://`` as GitHub does); trailing punctuation stays text."""
 _SIMPLE_TAGS = {
     "em_open": "<i>",
     "em_close": "</i>",
@@ -254,14 +259,15 @@ def _anchor_open(url: str) -> str | None:
 
 
 def _text(content: str, in_link: bool) -> str:
-    if in_link or "://" not in content:
+    if in_link or ("://" not in content and "www." not in content):
         return html.escape(content, quote=False)
     out: list[str] = []
     pos = 0
     for m in _BARE_URL.finditer(content):
         url = m.group(0)
+        href = url if "://" in url[:8] else "http://" + url
         out.append(html.escape(content[pos : m.start()], quote=False))
-        out.append(f'<a href="{html.escape(url, quote=True)}">{html.escape(url, quote=False)}</a>')
+        out.append(f'<a href="{html.escape(href, quote=True)}">{html.escape(url, quote=False)}</a>')
         pos = m.end()
     out.append(html.escape(content[pos:], quote=False))
     return "".join(out)

@@ -135,6 +135,12 @@ def test_links_autolinks_and_bare_urls(qapp: Any) -> None:
                      ("https://c.example/p?q=1", "https://c.example/p?q=1")]
 
 
+def test_www_links_without_a_scheme_link_to_http(qapp: Any) -> None:
+    text, links, _ = shown("See www.example.com/docs, or mail me@www.example.org; not xwww.a.b.")
+    assert lines(text) == ["See www.example.com/docs, or mail me@www.example.org; not xwww.a.b."]
+    assert links == [("www.example.com/docs", "http://www.example.com/docs")]
+
+
 REALISTIC = """## Setting up the project
 
 You'll need **Python 3.11+** and a virtual environment. The steps below assume a *POSIX* shell;
