@@ -36,7 +36,6 @@ from .conversation import (
     split_for_cap,
 )
 from .cost import (
-    DEFAULT_PRICES,
     ConversationCost,
     Cost,
     Price,
@@ -77,6 +76,7 @@ from .types import (
 )
 
 if TYPE_CHECKING:
+    from .cost import DEFAULT_PRICES
     from .loop import DEFAULT_MAX_ITERATIONS, ChatLoopHooks, ChatLoopResult, run_chat_loop
     from .runtime import ChatRuntime, ChatRuntimeDeps, ChatSendRequest, ChatSendResult, create_chat_runtime
 
@@ -84,11 +84,13 @@ _LAZY = {
     "DEFAULT_MAX_ITERATIONS": "loop", "ChatLoopHooks": "loop", "ChatLoopResult": "loop",
     "run_chat_loop": "loop", "ChatRuntime": "runtime", "ChatRuntimeDeps": "runtime",
     "ChatSendRequest": "runtime", "ChatSendResult": "runtime", "create_chat_runtime": "runtime",
+    "DEFAULT_PRICES": "cost",  # the price table is read on first use (``cost.default_prices``)
 }
 
 
 def __getattr__(name: str) -> Any:
-    """The loop's and the runtime's names, imported on first use (they pull in asyncio)."""
+    """The loop's and the runtime's names, imported on first use (they pull in asyncio), and the
+    built-in price table, read on first use."""
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .types import ChatMessage, Usage
 
@@ -38,6 +38,7 @@ __all__ = [
     "Cost",
     "ConversationCost",
     "DEFAULT_PRICES",
+    "default_prices",
     "price_source",
     "FAMILY_PREFIXES",
     "normalize_model_id",
@@ -165,9 +166,28 @@ def _load_default_prices() -> dict[str, Price]:
     return table
 
 
-DEFAULT_PRICES: dict[str, Price] = _load_default_prices()
-"""Built-in prices: every model id and alias of ``model_prices.json`` with the family prefixes, plus
-every chat model of the LiteLLM refresh (``model_prices_litellm.json``) the curated table lacks."""
+_defaults: dict[str, Price] | None = None
+
+if TYPE_CHECKING:
+    DEFAULT_PRICES: dict[str, Price]  # module ``__getattr__`` below
+
+
+def default_prices() -> dict[str, Price]:
+    """Built-in prices: every model id and alias of ``model_prices.json`` with the family prefixes,
+    plus every chat model of the LiteLLM refresh (``model_prices_litellm.json``) the curated table
+    lacks. Read on first use (not at import: a new window prices nothing before its first answer);
+    ``DEFAULT_PRICES`` is the same table."""
+    global _defaults
+    if _defaults is None:
+        _defaults = _load_default_prices()
+    return _defaults
+
+
+def __getattr__(name: str) -> Any:
+    """``DEFAULT_PRICES``: the built-in table, read on first use."""
+    if name == "DEFAULT_PRICES":
+        return default_prices()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def price_source() -> tuple[str, str]:
@@ -216,7 +236,7 @@ def _price(name: str, overrides: Mapping[str, Price]) -> Price | None:
             return exact
         if longest is not None:
             return longest
-    exact, longest = _lookup(name, DEFAULT_PRICES)
+    exact, longest = _lookup(name, default_prices())
     return exact if exact is not None else longest
 
 
