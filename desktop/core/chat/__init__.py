@@ -6,9 +6,9 @@ their names, so the model, cost and export modules can be imported before the ap
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ._lazy import lazy_getattr
 from .commands import COMMAND_HELP, HELP_TEXT, CommandContext, CommandEffect, archive_failed_note, run_command
 from .conversation import (
     Conversation,
@@ -88,15 +88,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """The loop's and the runtime's names, imported on first use (they pull in asyncio), and the
-    built-in price table, read on first use."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())
 
 
 __all__ = [
