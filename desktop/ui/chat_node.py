@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, TypeGuard
 
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
@@ -394,9 +394,9 @@ class ChatNodeWidget(QWidget):
         self._touch()
         self.transcript.clear_error()
         self.transcript.scroll_to_bottom()
-        self.transcript.flush()
         self.changed.emit()
-        self._start_send()
+        self._start_send()  # the request goes out first, the message shows on the next loop pass
+        QTimer.singleShot(0, self.transcript, self.transcript.flush)
         return True
 
     def _start_send(self) -> None:
