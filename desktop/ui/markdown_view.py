@@ -111,6 +111,7 @@ class MarkdownView(QTextBrowser):
         self.colourer = CodeColourer(self.document())
         self.destroyed.connect(partial(_forget, self.colourer, ("colour", id(self))))
         self._top_gap = 0
+        self._edge_to_edge = False
         self._codes: list[tuple[int, str]] = []  # (table index in document order, raw code)
         self.copy_buttons: list[QToolButton] = []
         self.setFixedHeight(self._height_for(0.0))
@@ -132,7 +133,16 @@ class MarkdownView(QTextBrowser):
             theme,
             tuple(t for b in blocks for t in b.tables),
             tuple(lang for b in blocks for lang in b.langs),
+            tuple(c for b in blocks for c in (b.copies or b.tables)),
         )
+
+    def set_edge_to_edge(self, edge_to_edge: bool) -> None:
+        """Show the text with no margin around it: the pieces of a long code block, stacked, then
+        read as one block."""
+        if edge_to_edge != self._edge_to_edge:
+            self._edge_to_edge = edge_to_edge
+            self.document().setDocumentMargin(0 if edge_to_edge else 1)
+            self._fit()
 
     def set_html(
         self,
@@ -140,6 +150,7 @@ class MarkdownView(QTextBrowser):
         theme: MarkdownTheme,
         tables: tuple[str | None, ...] = (),
         langs: tuple[str, ...] = (),
+        copies: tuple[str | None, ...] = (),
     ) -> None:
         """Show rendered Markdown ``html`` (nothing is done when the same is already shown).
 
@@ -150,6 +161,8 @@ class MarkdownView(QTextBrowser):
                 button copying its raw code.
             langs: ``MarkdownBlock.langs`` of what ``html`` holds: each code block with a language
                 is coloured with text formats (``highlight_runs``; the HTML holds it uncoloured).
+            copies: ``MarkdownBlock.copies``: what each table's Copy button copies instead of
+                ``tables`` (None: no button); empty: ``tables``.
         """
         css = document_css(theme)
         if css == self._css and html == self._html and langs == self._langs:
@@ -168,7 +181,8 @@ class MarkdownView(QTextBrowser):
         self._langs = langs
         self.colourer.start(document_tables(self.document()) if any(langs) else [], tables, langs, theme.dark)
         self._colour()
-        self._set_copy_buttons([(i, code) for i, code in enumerate(tables) if code is not None])
+        copied = copies or tables
+        self._set_copy_buttons([(i, code) for i, code in enumerate(copied) if code is not None])
 
     def _colour(self) -> None:
         """Colour code for ``COLOUR_SLICE`` seconds; what is left waits for the next frame."""
@@ -233,7 +247,8 @@ class MarkdownView(QTextBrowser):
             self._fit()
 
     def _height_for(self, doc_height: float) -> int:
-        return int(doc_height + 0.999) + 2 * self.frameWidth() + 2 + getattr(self, "_top_gap", 0)
+        edge = 0 if getattr(self, "_edge_to_edge", False) else 2
+        return int(doc_height + 0.999) + 2 * self.frameWidth() + edge + getattr(self, "_top_gap", 0)
 
     def _fit(self, size: object = None) -> None:
         h = self._height_for(self.document().size().height())

@@ -155,11 +155,15 @@ def highlight_code(code: str, lang: str, dark: bool) -> str:
     Returns:
         ``<pre style='margin:0'>...</pre>`` whose text is exactly ``code``.
     """
+    # Qt's HTML reader drops one newline right after ``<pre>`` and one right before ``</pre>``: a
+    # code whose first or last line is blank keeps it with one more.
+    opening = "<pre style='margin:0'>" + ("\n" if code.startswith("\n") else "")
+    closing = ("\n" if code.endswith("\n") else "") + "</pre>"
     lexer = lexer_for(lang) if len(code) <= HIGHLIGHT_LIMIT else None
     if lexer is None:
-        return "<pre style='margin:0'>" + html.escape(code, quote=False) + "</pre>"
+        return opening + html.escape(code, quote=False) + closing
     style = DARK_STYLE if dark else LIGHT_STYLE
-    out: list[str] = ["<pre style='margin:0'>"]
+    out: list[str] = [opening]
     run: list[str] = []
     current = ""
 
@@ -179,6 +183,6 @@ def highlight_code(code: str, lang: str, dark: bool) -> str:
         flush()
     except Exception:  # noqa: BLE001 - a lexer bug must not lose the code: show it plain
         log.exception("highlighting %d characters of %r failed", len(code), lang)
-        return "<pre style='margin:0'>" + html.escape(code, quote=False) + "</pre>"
-    out.append("</pre>")
+        return opening + html.escape(code, quote=False) + closing
+    out.append(closing)
     return "".join(out)

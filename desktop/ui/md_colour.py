@@ -134,7 +134,10 @@ class CodeColourer:
             if tokens is None:
                 continue
             cell = tables[index].cellAt(0, 0)
-            first = cell.firstCursorPosition().block().next()  # the label line comes first
+            first = cell.firstCursorPosition().block()
+            last = cell.lastCursorPosition().block()
+            if last.blockNumber() - first.blockNumber() + 1 > code.count("\n") + 1:
+                first = first.next()  # the label line comes first (a long block's later pieces have none)
             self._jobs.append(_Job(tokens, first, code.split("\n")))
 
     def step(self, budget: float | None = COLOUR_SLICE) -> bool:

@@ -88,6 +88,9 @@ class Segment(NamedTuple):
             for a Markdown table (``MarkdownBlock.tables`` of its blocks, joined).
         langs: for rich text, per entry of ``tables``, the language its view colours the code with
             ("" for none; ``MarkdownBlock.langs`` of its blocks, joined).
+        copies: for a piece of a long code block, per entry of ``tables``, what its Copy button
+            copies (``MarkdownBlock.copies``); empty: ``tables``.
+        joined: the segment continues the one above without a gap (a long code block's pieces).
     """
 
     kind: str
@@ -95,6 +98,8 @@ class Segment(NamedTuple):
     gap: int
     tables: tuple[str | None, ...] = ()
     langs: tuple[str, ...] = ()
+    copies: tuple[str | None, ...] = ()
+    joined: bool = False
 
 
 class SegmentBuilder:
@@ -114,7 +119,13 @@ class SegmentBuilder:
 
     def add(self, block: MarkdownBlock) -> None:
         """Append ``block``: to the open rich-text group, or as a segment of its own."""
-        if block.plain is not None and len(block.plain) >= PLAIN_SEGMENT_CHARS:
+        if block.joined or block.copies:  # a piece of a long code block: a segment of its own
+            self._group = []
+            gap = 0 if block.joined else self._gap()
+            self.segments.append(
+                Segment("html", block.html, gap, block.tables, block.langs, block.copies, block.joined)
+            )
+        elif block.plain is not None and len(block.plain) >= PLAIN_SEGMENT_CHARS:
             self._group = []
             self.segments.append(Segment("plain", block.plain, self._gap()))
         elif self._group and self._group_chars + len(block.html) <= GROUP_CHARS:
@@ -212,7 +223,8 @@ class _Stack:
                     self.widgets[i] = new
                 seg = new
             if isinstance(seg, MarkdownView):
-                seg.set_html(spec.payload, theme, spec.tables, spec.langs)
+                seg.set_edge_to_edge(spec.joined or bool(spec.copies))  # a long code block's pieces
+                seg.set_html(spec.payload, theme, spec.tables, spec.langs, spec.copies)
             else:
                 seg.set_color(theme.text)
                 seg.set_text(spec.payload)
@@ -310,8 +322,19 @@ class MessageBody(QWidget):
         self.show_segments([], MarkdownTheme())
 
     def toPlainText(self) -> str:  # noqa: N802 - Qt naming
-        """The text of the segments, one segment per line."""
-        return "\n".join(seg.toPlainText() for seg in self.segments)
+        """The text of the segments, one segment per line (a long code block's pieces as one)."""
+        out: list[str] = []
+        for stack in (self._closed, self._tail):
+            for seg, (spec, _theme) in zip(stack.widgets, stack.specs, strict=False):
+                text = seg.toPlainText()
+                if spec.joined and out:
+                    # A table's document has an empty line before and after it: drop the two
+                    # between pieces, so the code reads as it is.
+                    prev = out[-1]
+                    out[-1] = (prev[:-1] if prev.endswith("\n") else prev) + "\n" + text.removeprefix("\n")
+                    continue
+                out.append(text)
+        return "\n".join(out)
 
 
 def _uses(source: str, labels: list[str]) -> bool:

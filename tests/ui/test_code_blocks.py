@@ -144,3 +144,91 @@ def test_a_5000_line_block_is_highlighted_once_in_reasonable_time(qapp: Any) -> 
     elapsed = time.perf_counter() - t0
     print(f"highlighting 5,000 lines ({len(code) // 1024} KiB): {elapsed * 1000:.0f} ms")
     assert pre.count("<span") > 5000 and elapsed < 5.0
+
+
+def test_blank_first_and_last_lines_of_a_code_block_are_kept(qapp: Any) -> None:
+    # Qt's HTML reader drops one newline after <pre> and one before </pre>.
+    for code in ("\nfirst line blank", "last line blank\n", "\n\nboth\n\n"):
+        for lang in ("", "python"):
+            doc = QTextDocument()
+            doc.setHtml(highlight_code(code, lang, dark=False))
+            assert doc.toPlainText() == code
+
+
+def long_code(lines: int) -> str:
+    out: list[str] = []
+    for i in range(lines // 5):
+        out += [f"def f{i}(x):", f'    """Doc {i}."""', f"    y = x * {i}  # step {i}", "    return y", ""]
+    return "\n".join(out[:lines])
+
+
+def test_a_long_code_block_is_shown_as_pieces_that_read_as_one_block(qtbot: Any) -> None:
+    from desktop.ui.markdown import CODE_PIECE_LINES
+
+    code = long_code(CODE_PIECE_LINES * 3 + 40)
+    blocks = render_markdown_blocks(f"```python\n{code}\n```\n", MarkdownTheme(), spans=False)
+    assert len(blocks) == 4 and [b.joined for b in blocks] == [False, True, True, True]
+    assert "\n".join(b.code or "" for b in blocks) == code  # whole lines, in order, nothing lost
+    assert all((b.code or "").count("\n") < CODE_PIECE_LINES for b in blocks)
+    assert [b.copies for b in blocks] == [(code,), (None,), (None,), (None,)]
+
+    view = assistant_view(qtbot, f"Intro.\n\n```python\n{code}\n```\n\nAfter.")
+    segs = view.body.segments
+    pieces = [s for s in segs if isinstance(s, MarkdownView) and "f0(" not in s.toPlainText()
+              and "Intro" not in s.toPlainText() and "After" not in s.toPlainText()]
+    assert len(segs) == 6 and len(pieces) == 3
+    # A piece at a time is laid out: its lines, the label, the empty lines around its table.
+    assert all(s.document().blockCount() <= CODE_PIECE_LINES + 3 for s in segs)
+    assert "python\n" + code in view.toPlainText()  # the reader sees the code once, whole
+    buttons = [b for b in view.findChildren(QToolButton, "copyCodeButton") if b.isVisible()]
+    assert len(buttons) == 1  # one Copy for the block, on its first piece: it copies all of it
+    clipboard = QGuiApplication.clipboard()
+    clipboard.setText("before")
+    qtbot.mouseClick(buttons[0], Qt.MouseButton.LeftButton)
+    assert clipboard.text() == code
+    last = segs[4]
+    assert isinstance(last, MarkdownView)
+    qtbot.waitUntil(lambda: not last.colourer.busy, timeout=10000)  # every piece is coloured
+    block = last.document().findBlock(last.document().find("return y").position())
+    formats = block.layout().formats()
+    assert formats and any(f.format.foreground().color().name() != "#000000" for f in formats)
+
+
+def test_a_long_code_block_streams_in_pieces_within_the_frame_budget(qtbot: Any, monkeypatch: Any) -> None:
+    from desktop.ui import message_body
+    from desktop.ui.markdown import CODE_PIECE_LINES
+
+    monkeypatch.setattr(message_body, "RENDER_BUDGET", 0.0)  # a unit of work per update
+    code = long_code(CODE_PIECE_LINES * 4)
+    text = f"Intro.\n\n```python\n{code}\n```\n\nAfter."
+    msg = ChatMessage(id="a1", role="assistant", content="", ts=0)
+    view = AssistantMessageView(msg, theme=MarkdownTheme(), meta_text=lambda m: "")
+    qtbot.addWidget(view)
+    view.resize(600, 400)
+    view.show()
+    for end in range(0, len(text), 2000):
+        msg.content = text[:end]
+        view.sync(msg, live=True)
+    msg.content = text
+    updates = 0
+    view.sync(msg, live=False)
+    while view.rendering():
+        before = len(view.body.segments)
+        view.sync(msg, live=False)
+        updates += 1
+        assert len(view.body.segments) - before <= 1  # one piece shown per update at most
+    assert updates >= 4
+    assert "python\n" + code in view.toPlainText() and view.toPlainText().rstrip().endswith("After.")
+
+
+def test_pieces_are_cut_between_top_level_statements_not_inside_a_docstring() -> None:
+    from desktop.ui.markdown import code_pieces
+
+    body = ["    x = 1"] * 60
+    doc = ['    """Summary.', "", "    More text after a blank line.", '    """']
+    func = ["def f():", *doc, *body, ""]
+    code = "\n".join(func * 4)
+    pieces = code_pieces(code, 100)
+    assert "\n".join(pieces) == code
+    for piece in pieces[1:]:
+        assert piece.startswith("def f():")  # never inside the docstring's blank line

@@ -7,6 +7,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
+import pytest
 from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QWidget
 from test_chat_node_support import NodeEnv, make_env  # noqa: F401
@@ -21,6 +22,14 @@ from desktop.ui.md_colour import COLOUR_SLICE, CodeColourer
 from desktop.ui.message_views import MessageView
 from desktop.ui.transcript import BATCH_MESSAGES, EAGER_MESSAGES
 from desktop.ui.transcript_content import OLDER_BUDGET, build_older
+
+
+@pytest.fixture
+def whole_code_blocks(monkeypatch: Any) -> None:
+    """One table per code block however long (these tests colour one big table; long blocks are
+    otherwise shown as pieces, see test_code_blocks)."""
+    monkeypatch.setattr("desktop.ui.markdown.CODE_PIECE_LINES", 100_000)
+
 
 CODE = "\n".join(
     f'def f{i}(x: int) -> str:  # line {i} 完成\n    """Doc."""\n    return "<%d>" % (x + {i})'
@@ -116,7 +125,7 @@ def test_reaching_the_top_builds_a_frame_budget_of_older_messages(qtbot: Any, ma
     assert ids == [f"m{i}" for i in range(transcript.unloaded_count(), 400)]
 
 
-def test_colours_match_highlight_code_and_the_text_stays_the_code(qapp: Any) -> None:
+def test_colours_match_highlight_code_and_the_text_stays_the_code(qapp: Any, whole_code_blocks: None) -> None:
     doc = QTextDocument()
     blocks = render_markdown_blocks(f"```python\n{CODE}\n```", MarkdownTheme(), spans=False)
     assert "<span" not in blocks[0].html and blocks[0].langs == ("python",)
@@ -146,7 +155,9 @@ def test_colours_match_highlight_code_and_the_text_stays_the_code(qapp: Any) -> 
     assert not colourer.busy and not formatted_lines(doc)
 
 
-def test_a_big_code_block_is_coloured_a_slice_per_step_and_laid_out_once(qapp: Any, monkeypatch: Any) -> None:
+def test_a_big_code_block_is_coloured_a_slice_per_step_and_laid_out_once(
+    qapp: Any, monkeypatch: Any, whole_code_blocks: None
+) -> None:
     doc = QTextDocument()
     block = render_markdown_blocks(f"```python\n{CODE}\n```", MarkdownTheme(), spans=False)[0]
     doc.setHtml(block.html)
@@ -171,7 +182,7 @@ def test_a_big_code_block_is_coloured_a_slice_per_step_and_laid_out_once(qapp: A
     assert len(formatted_lines(doc)) == total
 
 
-def test_a_view_colours_a_big_block_over_frames(qtbot: Any) -> None:
+def test_a_view_colours_a_big_block_over_frames(qtbot: Any, whole_code_blocks: None) -> None:
     view = MarkdownView()
     qtbot.addWidget(view)
     view.resize(600, 200)
