@@ -34,7 +34,7 @@ from functools import partial
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QResizeEvent, QShowEvent
-from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from desktop.core.chat.conversation import Conversation
 from desktop.core.chat.summary import format_tokens, message_meta
@@ -62,12 +62,15 @@ from desktop.ui.message_views import (
     MessageBody,
     MessageView,
     NoteMessageView,
+    RenderedBody,
     Segment,
     ToolMessageView,
     UserMessageView,
     body_segments,
+    render_body,
 )
 from desktop.ui.transcript_content import OLDER_BUDGET, OlderPages, OpaqueContent, build_older
+from desktop.ui.transcript_window import MessageWindow, WindowHooks
 
 __all__ = [
     "Transcript",
@@ -139,7 +142,6 @@ class Transcript(QScrollArea):
         self._meta_text: Callable[[ChatMessage], str] = message_meta
         self._conv: Conversation | None = None
         self._views: dict[str, MessageView] = {}
-        self._order: list[MessageView] = []
         self._start = 0
         self._known = 0
         self._first_id: str | None = None
@@ -181,6 +183,12 @@ class Transcript(QScrollArea):
         self._vbox.addStretch(1)
         self.setWidget(self._content)
         self._pages = OlderPages(self._vbox, self._content)
+        self._window = MessageWindow(self, self._content, WindowHooks(
+            make=self._remake, releasable=self._releasable, forget=self._forget_view, older=self._next_older,
+            render=lambda m: render_body(m.content, self.theme) if m.role == "assistant" else None,
+            build_older=self._build_one_older, older_built=self._update_older_label,
+            following=lambda: self._follow,
+        ))
 
         self._frames = frame_scheduler()
         key = self._frame_key = id(self)
@@ -244,7 +252,7 @@ class Transcript(QScrollArea):
                 view = self._make_view(msg, live=False)
                 if view is not None:
                     self._vbox.insertWidget(self._vbox.indexOf(self.error_row), view)
-                    self._order.append(view)
+                    self._window.append(view)
                     if shown:  # else the layout shows it later, from a queued call
                         view.show()
         finally:
@@ -320,7 +328,7 @@ class Transcript(QScrollArea):
             view = self._make_view(msg, live=msg.id in self._live or ended)
             if view is not None:
                 self._vbox.insertWidget(self._vbox.indexOf(self.error_row), view)
-                self._order.append(view)
+                self._window.append(view)
                 if isinstance(view, AssistantMessageView) and view.rendering():
                     behind.add(msg.id)
         self._known = len(msgs)
@@ -365,17 +373,21 @@ class Transcript(QScrollArea):
     def views(self) -> list[MessageView]:
         """The message widgets currently built, oldest first."""
         self._build_pending()
-        return list(self._order)
+        return self._window.views()
 
     def message_texts(self) -> list[str]:
         """``toPlainText()`` of every built message widget, oldest first."""
-        self._build_pending()
-        return [v.toPlainText() for v in self._order]
+        return [v.toPlainText() for v in self.views()]
 
     def view_for(self, message_id: str) -> MessageView | None:
-        """The widget of a message, if built."""
+        """The widget of a message (built again if it was released), if it has one."""
         self._build_pending()
-        return self._views.get(message_id)
+        view = self._views.get(message_id)
+        if view is None:
+            slot = self._window.find(message_id)
+            if slot is not None:
+                view = self._window.build(slot)
+        return view
 
     def card_for(self, call_id: str) -> ToolCard | None:
         """The card of a tool call, if built."""
@@ -399,16 +411,36 @@ class Transcript(QScrollArea):
             How many older messages were built.
         """
         self._build_pending()
-        conv = self._conv
-        if conv is None or self._start == 0:
+        if self._conv is None or self._start == 0:
             return 0
         bar = self.verticalScrollBar()
         self._anchor_from_bottom = bar.maximum() - bar.value()
+        return self._build_older(count, budget)
+
+    def _next_older(self) -> ChatMessage | None:
+        conv = self._conv
+        return conv.messages[self._start - 1] if conv is not None and self._start > 0 else None
+
+    def _build_one_older(self, rendered: RenderedBody | None) -> None:
+        """Build the next older message at the top (``transcript_window``: ahead of need)."""
+        msg = self._next_older()
+        if msg is not None:
+            self._start -= 1
+            view = self._make_view(msg, live=False, rendered=rendered)
+            if view is not None:
+                self._pages.place(view, shown=self._content.isVisible())
+                self._window.prepend(view)
+
+    def _build_older(self, count: int, budget: float | None) -> int:
+        """Build older messages at the top (``load_older`` without keeping the scroll position)."""
+        conv = self._conv
+        if conv is None or self._start == 0:
+            return 0
         shown = self._content.isVisible()
 
         def place(view: MessageView) -> None:
             self._pages.place(view, shown=shown)
-            self._order.insert(0, view)
+            self._window.prepend(view)
 
         new_start = build_older(
             conv.messages, self._start, count, lambda m: self._make_view(m, live=False), place, budget=budget
@@ -438,7 +470,7 @@ class Transcript(QScrollArea):
         if theme == self.theme:
             return
         self.theme = theme
-        for view in self._order:
+        for view in self._window.views():
             if isinstance(view, AssistantMessageView):
                 view.set_theme(theme)
 
@@ -450,7 +482,7 @@ class Transcript(QScrollArea):
     @meta_text.setter
     def meta_text(self, formatter: Callable[[ChatMessage], str]) -> None:
         self._meta_text = formatter
-        for view in self._order:
+        for view in self._window.views():
             if isinstance(view, AssistantMessageView):
                 view.meta_text = formatter
 
@@ -500,7 +532,36 @@ class Transcript(QScrollArea):
                 return msgs[i]
         return None
 
-    def _make_view(self, msg: ChatMessage, *, live: bool) -> MessageView | None:
+    def _remake(self, message_id: str, rendered: RenderedBody | None) -> MessageView | None:
+        """Build a released message's view again (``transcript_window``)."""
+        msg = self._find(message_id)
+        return None if msg is None else self._make_view(msg, live=False, rendered=rendered)
+
+    def _releasable(self, view: MessageView) -> bool:
+        """A view may be released when nothing about it would be lost: not streaming, not being
+        edited, no permission asked, no focus in it."""
+        mid = view.message_id
+        if mid in self._live or mid in self._dirty:
+            return False
+        if isinstance(view, AssistantMessageView):
+            if view.rendering() or (view.rendered_body() is None and view.body.isVisibleTo(view)):
+                return False
+            if any(card.permission is not None for card in view.cards.values()):
+                return False
+        editor = view.action_row.editor if view.action_row is not None else None
+        if editor is not None and editor.isVisibleTo(view):
+            return False
+        focus = QApplication.focusWidget()
+        return focus is None or not view.isAncestorOf(focus)
+
+    def _forget_view(self, view: MessageView) -> None:
+        """A view is released: drop it and its cards (a card built again starts decided)."""
+        if self._views.get(view.message_id) is view:
+            del self._views[view.message_id]
+        for call_id in [c for c, (_card, owner) in self._cards.items() if owner is view]:
+            del self._cards[call_id]
+
+    def _make_view(self, msg: ChatMessage, *, live: bool, rendered: RenderedBody | None = None) -> MessageView | None:
         view: MessageView
         if msg.role == "user":
             view = UserMessageView(msg, self._content)
@@ -515,6 +576,8 @@ class Transcript(QScrollArea):
             # Connected before the first sync, which announces the cards already in the message.
             assistant.card_created.connect(partial(self._on_card_created, assistant))
             assistant.card_decided.connect(self.decision)
+            if rendered is not None:
+                assistant.reuse(rendered)
             assistant.sync(msg, live=live)
             view = assistant
         elif msg.role == "tool":
@@ -541,13 +604,14 @@ class Transcript(QScrollArea):
             card.update_call(card.call)
 
     def _clear_views(self) -> None:
-        for view in self._order:
-            view.setObjectName("")
-            view.hide()
-            self._vbox.removeWidget(view)
-            view.deleteLater()  # still parented: Qt deletes it once control is back in the loop
+        for slot in self._window.slots:
+            widget = slot.widget()
+            widget.setObjectName("")
+            widget.hide()
+            self._vbox.removeWidget(widget)
+            widget.deleteLater()  # still parented: Qt deletes it once control is back in the loop
         self._pages.clear()
-        self._order.clear()
+        self._window.clear()
         self._views.clear()
         self._cards.clear()
 
@@ -588,5 +652,5 @@ class Transcript(QScrollArea):
     def _on_value_changed(self, value: int) -> None:
         bar = self.verticalScrollBar()
         self._follow = value >= bar.maximum() - 8
-        if value <= 0 and self._start > 0 and bar.maximum() > 0 and self._anchor_from_bottom is None:
-            QTimer.singleShot(0, self.load_older)
+        if bar.maximum() > 0 and self._anchor_from_bottom is None:
+            self._window.request()  # build what comes near, release what went far, older ahead
