@@ -131,9 +131,15 @@ class MessageView(QFrame):
         """Same as ``toPlainText()``."""
         return self.toPlainText()
 
-    def rendered_body(self) -> RenderedBody | None:
-        """What the body rendered (to build the view again without rendering), if anything."""
-        return None
+    def release_body(self) -> None:
+        """Drop what costs memory and layout while the view is far outside the viewport (hidden)."""
+
+    def restore_body(self) -> None:
+        """Show again what ``release_body`` dropped (before the view is shown again)."""
+
+    def body_chars(self) -> int:
+        """The size of what ``restore_body`` lays out again (characters)."""
+        return len(self._source)
 
     def copy_message(self) -> None:
         """Copy the message's raw text (Markdown for assistant messages) to the clipboard."""
@@ -288,6 +294,7 @@ class AssistantMessageView(MessageView):
         self._meta_key: object = None
         self._final: RenderedBody | None = None  # the finished body's segments
         self._reuse: RenderedBody | None = None  # segments to show instead of rendering (``reuse``)
+        self._released = False  # the body's segments were dropped (``release_body``)
         self.thinking: ThinkingBlock | None = None
         self.cards: dict[str, ToolCard] = {}
         lay = QVBoxLayout(self)
@@ -352,6 +359,7 @@ class AssistantMessageView(MessageView):
 
     def _sync_body(self, content: str, live: bool) -> None:
         theme = self.theme
+        self._released = False
         self._source = content
         if not content:
             if self.body.isVisible() or self._shown:
@@ -421,6 +429,24 @@ class AssistantMessageView(MessageView):
     def rendered_body(self) -> RenderedBody | None:
         """The finished body's segments (None while streaming or empty)."""
         return self._final if self._rendered_final and self._final is not None else None
+
+    def release_body(self) -> None:
+        """Drop the body's segments with their laid-out documents (the rendered HTML is kept)."""
+        if self._rendered_final and self._final is not None:
+            self.body.show_segments([], self.theme)
+            self._rendered_final = False
+            self._released = True
+
+    def restore_body(self) -> None:
+        """Show the body released by ``release_body`` again (rendered again only if its theme changed)."""
+        if not self._released:
+            return
+        self._released = False
+        final = self._final
+        if final is None or final.content != self._source or final.theme != self.theme:
+            final = self._final = render_body(self._source, self.theme)
+        self.body.show_segments(final.segments, final.theme)
+        self._rendered_final = True
 
     def upsert_call(self, call: ToolCall) -> ToolCard:
         """Create (and announce with ``card_created``) or update the card of ``call``."""

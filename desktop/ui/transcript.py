@@ -184,7 +184,7 @@ class Transcript(QScrollArea):
         self.setWidget(self._content)
         self._pages = OlderPages(self._vbox, self._content)
         self._window = MessageWindow(self, self._content, WindowHooks(
-            make=self._remake, releasable=self._releasable, forget=self._forget_view, older=self._next_older,
+            releasable=self._releasable, older=self._next_older,
             render=lambda m: render_body(m.content, self.theme) if m.role == "assistant" else None,
             build_older=self._build_one_older, older_built=self._update_older_label,
             following=lambda: self._follow,
@@ -383,10 +383,10 @@ class Transcript(QScrollArea):
         """The widget of a message (built again if it was released), if it has one."""
         self._build_pending()
         view = self._views.get(message_id)
-        if view is None:
+        if view is not None and not view.isVisibleTo(self._content):
             slot = self._window.find(message_id)
             if slot is not None:
-                view = self._window.build(slot)
+                self._window.build(slot)
         return view
 
     def card_for(self, call_id: str) -> ToolCard | None:
@@ -470,7 +470,7 @@ class Transcript(QScrollArea):
         if theme == self.theme:
             return
         self.theme = theme
-        for view in self._window.views():
+        for view in self._views.values():
             if isinstance(view, AssistantMessageView):
                 view.set_theme(theme)
 
@@ -482,7 +482,7 @@ class Transcript(QScrollArea):
     @meta_text.setter
     def meta_text(self, formatter: Callable[[ChatMessage], str]) -> None:
         self._meta_text = formatter
-        for view in self._window.views():
+        for view in self._views.values():
             if isinstance(view, AssistantMessageView):
                 view.meta_text = formatter
 
@@ -532,11 +532,6 @@ class Transcript(QScrollArea):
                 return msgs[i]
         return None
 
-    def _remake(self, message_id: str, rendered: RenderedBody | None) -> MessageView | None:
-        """Build a released message's view again (``transcript_window``)."""
-        msg = self._find(message_id)
-        return None if msg is None else self._make_view(msg, live=False, rendered=rendered)
-
     def _releasable(self, view: MessageView) -> bool:
         """A view may be released when nothing about it would be lost: not streaming, not being
         edited, no permission asked, no focus in it."""
@@ -553,13 +548,6 @@ class Transcript(QScrollArea):
             return False
         focus = QApplication.focusWidget()
         return focus is None or not view.isAncestorOf(focus)
-
-    def _forget_view(self, view: MessageView) -> None:
-        """A view is released: drop it and its cards (a card built again starts decided)."""
-        if self._views.get(view.message_id) is view:
-            del self._views[view.message_id]
-        for call_id in [c for c, (_card, owner) in self._cards.items() if owner is view]:
-            del self._cards[call_id]
 
     def _make_view(self, msg: ChatMessage, *, live: bool, rendered: RenderedBody | None = None) -> MessageView | None:
         view: MessageView
@@ -652,5 +640,5 @@ class Transcript(QScrollArea):
     def _on_value_changed(self, value: int) -> None:
         bar = self.verticalScrollBar()
         self._follow = value >= bar.maximum() - 8
-        if bar.maximum() > 0 and self._anchor_from_bottom is None:
+        if not self._follow and self._anchor_from_bottom is None:
             self._window.request()  # build what comes near, release what went far, older ahead

@@ -3,8 +3,9 @@
 A transcript holds one *slot* per message widget, oldest first. A slot shows the message's view or,
 once the view is far outside the viewport (``RELEASE_SCREENS`` viewport heights away), a
 *placeholder*: an empty widget of the view's height, so nothing moves and the scroll bar does not
-jump. The view goes away with its laid-out documents; what its body rendered (the HTML of its
-segments) is kept in the slot, so building it again costs the widgets and their layout only.
+jump. The released view leaves the layout, hidden, and drops its body's segments with their
+laid-out documents (``MessageView.release_body``); what they showed (the rendered HTML) is kept,
+so showing it again costs the documents' layout only, no Markdown rendering and no new widgets.
 
 ``MessageWindow.run`` keeps the window right, a time budget (``WINDOW_BUDGET``) per pass: it builds
 again the released messages that come within ``BUILD_SCREENS`` of the viewport (those in the
@@ -67,31 +68,27 @@ class Slot:
 
     Attributes:
         message_id: the message shown.
-        view: the view, while built.
+        view: the view (hidden, out of the layout and without its body while released).
         holder: the placeholder, while released.
-        rendered: what the released view's body showed (reused when it is built again).
     """
 
-    __slots__ = ("message_id", "view", "holder", "rendered")
+    __slots__ = ("message_id", "view", "holder")
 
     def __init__(self, view: MessageView) -> None:
         self.message_id = view.message_id
-        self.view: MessageView | None = view
+        self.view = view
         self.holder: QWidget | None = None
-        self.rendered: RenderedBody | None = None
 
     def widget(self) -> QWidget:
         """The widget in the layout (the view or its placeholder)."""
-        widget = self.view if self.view is not None else self.holder
-        assert widget is not None
-        return widget
+        return self.holder if self.holder is not None else self.view
 
 
 class CostModel:
     """Predicts what building a message costs from its size, learning from what builds cost.
 
-    Two kinds of work: ``"render"`` (Markdown to segments) and ``"build"`` (the widgets, from
-    rendered segments). Each is ``base + per_char × characters`` seconds; ``per_char`` follows the
+    Two kinds of work: ``"render"`` (Markdown to segments) and ``"build"`` (the widgets or the
+    documents, from rendered segments). Each is ``base + per_char × characters`` seconds; ``per_char`` follows the
     measured costs (a moving average), so a slow machine predicts slow builds.
     """
 
@@ -114,9 +111,7 @@ class WindowHooks:
     """What the window needs from its transcript.
 
     Attributes:
-        make: builds the view of a message again (None: the message is gone).
         releasable: whether a view may be released now (not streaming, no open editor, ...).
-        forget: the transcript drops a view about to be deleted (its id, its cards).
         older: the next older message not built yet (None: all are).
         render: renders a message's body ahead of building it (None: nothing to render).
         build_older: builds the next older message at the top, with its rendered body if any
@@ -125,9 +120,7 @@ class WindowHooks:
         following: True while the transcript follows the bottom (then nothing is anchored).
     """
 
-    make: Callable[[str, RenderedBody | None], MessageView | None]
     releasable: Callable[[MessageView], bool]
-    forget: Callable[[MessageView], None]
     older: Callable[[], ChatMessage | None]
     render: Callable[[ChatMessage], RenderedBody | None]
     build_older: Callable[[RenderedBody | None], None]
@@ -177,7 +170,7 @@ class MessageWindow:
 
     def views(self) -> list[MessageView]:
         """The built views, oldest first."""
-        return [s.view for s in self.slots if s.view is not None]
+        return [s.view for s in self.slots if s.holder is None]
 
     def find(self, message_id: str) -> Slot | None:
         """The slot of a message (newest first: recent messages are asked for most)."""
@@ -221,47 +214,42 @@ class MessageWindow:
     def release(self, slot: Slot) -> bool:
         """Replace a slot's view by a placeholder of its height; False when it may not be released."""
         view = slot.view
-        if view is None or not self._hooks.releasable(view):
+        parent = view.parentWidget()
+        layout = parent.layout() if parent is not None else None
+        if slot.holder is not None or layout is None or not self._hooks.releasable(view):
             return False
-        layout = view.parentWidget().layout() if view.parentWidget() is not None else None
-        if layout is None:
-            return False
-        holder = QWidget(view.parentWidget())
+        holder = QWidget(parent)
         holder.setObjectName(PLACEHOLDER_NAME)
         holder.setFixedHeight(view.height())
         layout.replaceWidget(view, holder)
         holder.show()
-        slot.rendered = view.rendered_body()
-        slot.holder = holder
-        slot.view = None
-        self._built.pop(id(slot), None)
-        self._hooks.forget(view)
         view.hide()
-        view.deleteLater()
+        view.release_body()
+        slot.holder = holder
+        self._built.pop(id(slot), None)
         self.released += 1
         return True
 
-    def build(self, slot: Slot) -> MessageView | None:
-        """Build a released slot's view again, in its placeholder's place."""
+    def build(self, slot: Slot) -> MessageView:
+        """Show a released slot's view again, in its placeholder's place."""
         holder = slot.holder
+        view = slot.view
         if holder is None:
-            return slot.view
-        start = time.perf_counter()
-        view = self._hooks.make(slot.message_id, slot.rendered)
-        self.costs.record("build", len(view._source) if view is not None else 0, time.perf_counter() - start)
-        if view is None:
-            return None
-        layout = holder.parentWidget().layout() if holder.parentWidget() is not None else None
+            return view
+        parent = holder.parentWidget()
+        layout = parent.layout() if parent is not None else None
         if layout is None:
-            view.deleteLater()
-            return None
+            return view
+        start = time.perf_counter()
+        view.restore_body()
         layout.replaceWidget(holder, view)
         view.show()
         holder.hide()
         holder.deleteLater()
-        slot.view, slot.holder, slot.rendered = view, None, None
+        slot.holder = None
         self._built[id(slot)] = slot
         self.rebuilt += 1
+        self.costs.record("build", view.body_chars(), time.perf_counter() - start)
         return view
 
     def run(self) -> None:
@@ -310,11 +298,11 @@ class MessageWindow:
             if slot.holder is None:
                 continue
             in_view = n < shown_to - shown_from
-            chars = len(slot.rendered.content) if slot.rendered is not None else 0
+            chars = slot.view.body_chars()
             if not in_view and time.perf_counter() + self.costs.estimate("build", chars) > deadline:
                 return changed, True
-            if self.build(slot) is not None:
-                changed = True
+            self.build(slot)
+            changed = True
         return changed, False
 
     def _build_older(self, deadline: float, *, fresh: bool) -> bool:
