@@ -51,11 +51,11 @@ __all__ = [
 
 RELEASE_SCREENS = 3.0
 """A view farther than this many viewport heights from the viewport is released (placeholder)."""
-BUILD_SCREENS = 1.0
+BUILD_SCREENS = 2.0
 """A released message closer than this many viewport heights to the viewport is built again."""
 PREFETCH_SCREENS = 2.0
 """Older messages are built ahead of need while the viewport is this close to the top."""
-WINDOW_BUDGET = 0.007
+WINDOW_BUDGET = 0.005
 """Seconds one pass may spend building (the messages in the viewport are built whatever it costs)."""
 CONTINUE_MS = 4
 """Delay of the next pass while work is left (the event loop runs in between)."""
