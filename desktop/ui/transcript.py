@@ -2,12 +2,12 @@
 
 Design (budgets: ``docs/DESIGN.md`` §7):
 
-* One widget per visible message (``desktop.ui.message_views``), inside a ``QScrollArea``
-  (``transcript``). The widgets are built when the transcript is first shown: the newest
-  ``EAGER_MESSAGES``, plus older batches while they do not fill the view; older ones are built when
-  the user scrolls to the top (or clicks "load earlier messages"), keeping the scroll position: as
-  many as fit in ``OLDER_BUDGET`` per step (``desktop.ui.transcript_content``), so reaching the
-  top never costs more than about a frame.
+* One widget per message (``desktop.ui.message_views``), inside a ``QScrollArea`` (``transcript``).
+  The widgets are built when the transcript is first shown: the newest ``EAGER_MESSAGES``, plus
+  older ones while they do not fill the view. Once the user scrolls, ``desktop.ui.transcript_window``
+  builds older messages ahead of need and keeps only the messages near the viewport laid out (the
+  others are placeholders of their height), a time budget per scroll step, the content under the
+  eye anchored. "load earlier messages" builds a batch at once (``load_older``).
 * The node applies every event to the ``Conversation`` right away but the transcript renders at
   most once per frame: ``note_event`` records what changed (dirty message ids, live messages,
   tool call ids) and asks the shared ``FrameScheduler`` (``desktop.ui.frames``) for a tick, which
@@ -34,7 +34,7 @@ from functools import partial
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QResizeEvent, QShowEvent
-from PySide6.QtWidgets import QApplication, QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from desktop.core.chat.conversation import Conversation
 from desktop.core.chat.summary import format_tokens, message_meta
@@ -70,29 +70,14 @@ from desktop.ui.message_views import (
     render_body,
 )
 from desktop.ui.transcript_content import OLDER_BUDGET, OlderPages, OpaqueContent, build_older
-from desktop.ui.transcript_window import MessageWindow, WindowHooks
+from desktop.ui.transcript_window import MessageWindow, WindowHooks, may_release
 
 __all__ = [
-    "Transcript",
-    "format_tokens",
-    "EAGER_MESSAGES",
-    "BATCH_MESSAGES",
-    "EMPTY_STATE_TEXT",
+    "Transcript", "format_tokens", "EAGER_MESSAGES", "BATCH_MESSAGES", "EMPTY_STATE_TEXT",
     # re-exported from desktop.ui.markdown_view and desktop.ui.message_views
-    "MarkdownView",
-    "open_link",
-    "MessageBody",
-    "MessageView",
-    "UserMessageView",
-    "AssistantMessageView",
-    "NoteMessageView",
-    "ToolMessageView",
-    "Segment",
-    "body_segments",
-    "BLOCK_GAP",
-    "LIVE_MARKDOWN_INTERVAL",
-    "LIVE_MARKDOWN_LIMIT",
-    "PLAIN_SEGMENT_CHARS",
+    "MarkdownView", "open_link", "MessageBody", "MessageView", "UserMessageView", "AssistantMessageView",
+    "NoteMessageView", "ToolMessageView", "Segment", "body_segments", "BLOCK_GAP", "LIVE_MARKDOWN_INTERVAL",
+    "LIVE_MARKDOWN_LIMIT", "PLAIN_SEGMENT_CHARS",
 ]
 
 EAGER_MESSAGES = 16
@@ -104,7 +89,6 @@ EMPTY_STATE_TEXT = (
     "No messages yet.\n"
     "The model can read the files of this project; anything that would change one asks you first."
 )
-
 
 
 class Transcript(QScrollArea):
@@ -184,7 +168,7 @@ class Transcript(QScrollArea):
         self.setWidget(self._content)
         self._pages = OlderPages(self._vbox, self._content)
         self._window = MessageWindow(self, self._content, WindowHooks(
-            releasable=self._releasable, older=self._next_older,
+            releasable=lambda v: may_release(v, self._live | self._dirty), older=self._next_older,
             render=lambda m: render_body(m.content, self.theme) if m.role == "assistant" else None,
             build_older=self._build_one_older, older_built=self._update_older_label,
             following=lambda: self._follow,
@@ -411,11 +395,24 @@ class Transcript(QScrollArea):
             How many older messages were built.
         """
         self._build_pending()
-        if self._conv is None or self._start == 0:
+        conv = self._conv
+        if conv is None or self._start == 0:
             return 0
         bar = self.verticalScrollBar()
         self._anchor_from_bottom = bar.maximum() - bar.value()
-        return self._build_older(count, budget)
+        shown = self._content.isVisible()
+
+        def place(view: MessageView) -> None:
+            self._pages.place(view, shown=shown)
+            self._window.prepend(view)
+
+        new_start = build_older(
+            conv.messages, self._start, count, lambda m: self._make_view(m, live=False), place, budget=budget
+        )
+        loaded = self._start - new_start
+        self._start = new_start
+        self._update_older_label()
+        return loaded
 
     def _next_older(self) -> ChatMessage | None:
         conv = self._conv
@@ -430,25 +427,6 @@ class Transcript(QScrollArea):
             if view is not None:
                 self._pages.place(view, shown=self._content.isVisible())
                 self._window.prepend(view)
-
-    def _build_older(self, count: int, budget: float | None) -> int:
-        """Build older messages at the top (``load_older`` without keeping the scroll position)."""
-        conv = self._conv
-        if conv is None or self._start == 0:
-            return 0
-        shown = self._content.isVisible()
-
-        def place(view: MessageView) -> None:
-            self._pages.place(view, shown=shown)
-            self._window.prepend(view)
-
-        new_start = build_older(
-            conv.messages, self._start, count, lambda m: self._make_view(m, live=False), place, budget=budget
-        )
-        loaded = self._start - new_start
-        self._start = new_start
-        self._update_older_label()
-        return loaded
 
     def show_error(self, text: str) -> None:
         """Show the error row with ``text``."""
@@ -523,33 +501,12 @@ class Transcript(QScrollArea):
             self._live = set()
 
     def _find(self, message_id: str) -> ChatMessage | None:
-        conv = self._conv
-        if conv is None:
-            return None
-        msgs = conv.messages
-        for i in range(len(msgs) - 1, -1, -1):
-            if msgs[i].id == message_id:
-                return msgs[i]
-        return None
+        msgs = self._conv.messages if self._conv is not None else []
+        return next((m for m in reversed(msgs) if m.id == message_id), None)
 
-    def _releasable(self, view: MessageView) -> bool:
-        """A view may be released when nothing about it would be lost: not streaming, not being
-        edited, no permission asked, no focus in it."""
-        mid = view.message_id
-        if mid in self._live or mid in self._dirty:
-            return False
-        if isinstance(view, AssistantMessageView):
-            if view.rendering() or (view.rendered_body() is None and view.body.isVisibleTo(view)):
-                return False
-            if any(card.permission is not None for card in view.cards.values()):
-                return False
-        editor = view.action_row.editor if view.action_row is not None else None
-        if editor is not None and editor.isVisibleTo(view):
-            return False
-        focus = QApplication.focusWidget()
-        return focus is None or not view.isAncestorOf(focus)
-
-    def _make_view(self, msg: ChatMessage, *, live: bool, rendered: RenderedBody | None = None) -> MessageView | None:
+    def _make_view(
+        self, msg: ChatMessage, *, live: bool, rendered: RenderedBody | None = None
+    ) -> MessageView | None:
         view: MessageView
         if msg.role == "user":
             view = UserMessageView(msg, self._content)
@@ -605,12 +562,9 @@ class Transcript(QScrollArea):
 
     def _update_older_label(self) -> None:
         if self._start > 0:
-            self._older.setText(
-                f"↑ {self._start:,} earlier messages — scroll up or <a href='#load'>load more</a>"
-            )
-            self._older.setVisible(True)
-        else:
-            self._older.setVisible(False)
+            link = "<a href='#load'>load more</a>"
+            self._older.setText(f"↑ {self._start:,} earlier messages — scroll up or {link}")
+        self._older.setVisible(self._start > 0)
 
     def _fill_viewport(self) -> None:
         """Build older messages while the built ones do not fill the view (nothing to scroll up to)."""

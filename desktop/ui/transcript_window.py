@@ -29,11 +29,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QScrollArea, QWidget
+from PySide6.QtWidgets import QApplication, QScrollArea, QWidget
 
 from desktop.core.chat.types import ChatMessage
 from desktop.ui.frames import settle
-from desktop.ui.message_views import MessageView, RenderedBody
+from desktop.ui.message_views import AssistantMessageView, MessageView, RenderedBody
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +42,7 @@ __all__ = [
     "WindowHooks",
     "CostModel",
     "MessageWindow",
+    "may_release",
     "RELEASE_SCREENS",
     "BUILD_SCREENS",
     "PREFETCH_SCREENS",
@@ -61,6 +62,23 @@ CONTINUE_MS = 4
 """Delay of the next pass while work is left (the event loop runs in between)."""
 
 PLACEHOLDER_NAME = "messagePlaceholder"
+
+
+def may_release(view: MessageView, busy: set[str]) -> bool:
+    """Whether releasing ``view`` loses nothing: not streaming or waiting to render (``busy``
+    message ids), not being edited, no permission asked, no focus in it."""
+    if view.message_id in busy:
+        return False
+    if isinstance(view, AssistantMessageView):
+        if view.rendering() or (view.rendered_body() is None and view.body.isVisibleTo(view)):
+            return False
+        if any(card.permission is not None for card in view.cards.values()):
+            return False
+    editor = view.action_row.editor if view.action_row is not None else None
+    if editor is not None and editor.isVisibleTo(view):
+        return False
+    focus = QApplication.focusWidget()
+    return focus is None or not view.isAncestorOf(focus)
 
 
 class Slot:
@@ -88,8 +106,8 @@ class CostModel:
     """Predicts what building a message costs from its size, learning from what builds cost.
 
     Two kinds of work: ``"render"`` (Markdown to segments) and ``"build"`` (the widgets or the
-    documents, from rendered segments). Each is ``base + per_char × characters`` seconds; ``per_char`` follows the
-    measured costs (a moving average), so a slow machine predicts slow builds.
+    documents, from rendered segments). Each is ``base + per_char × characters`` seconds;
+    ``per_char`` follows the measured costs (a moving average): a slow machine predicts slow builds.
     """
 
     def __init__(self) -> None:
