@@ -549,9 +549,8 @@ class Transcript(QScrollArea):
             card.update_call(card.call)
 
     def _clear_views(self) -> None:
-        for slot in self._window.slots:
-            widget = slot.widget()
-            widget.setObjectName("")
+        for widget in [w for slot in self._window.slots for w in (slot.view, slot.holder) if w is not None]:
+            widget.setObjectName("")  # a released view is out of the layout, its placeholder in it
             widget.hide()
             self._vbox.removeWidget(widget)
             widget.deleteLater()  # still parented: Qt deletes it once control is back in the loop

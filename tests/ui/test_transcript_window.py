@@ -14,7 +14,7 @@ from desktop.core.chat.conversation import create_conversation
 from desktop.core.chat.types import ChatMessage, Usage
 from desktop.core.project import new_node_state
 from desktop.ui.markdown_view import MarkdownView
-from desktop.ui.message_views import AssistantMessageView, UserMessageView
+from desktop.ui.message_views import AssistantMessageView, MessageView, UserMessageView
 from desktop.ui.transcript import Transcript
 from desktop.ui.transcript_window import RELEASE_SCREENS, CostModel
 
@@ -95,6 +95,15 @@ def test_far_messages_hold_no_document_and_come_back_as_they_come_near(qtbot: An
     assert window.rebuilt > 0
     shown = transcript.view_for("a0")  # a released message asked for is shown again
     assert isinstance(shown, AssistantMessageView) and "Answer 0" in shown.toPlainText()
+    # Another conversation: the released views go too, not only the shown ones (at the top: the
+    # newest, laid out in the transcript's own layout rather than in a page, are released).
+    for _ in range(200):
+        step(transcript, -page)
+    assert window.slots[-1].holder is not None
+    transcript.set_conversation(create_conversation())
+    content = transcript.widget()
+    qtbot.waitUntil(lambda: not content.findChildren(MessageView) and not content.findChildren(
+        QWidget, "messagePlaceholder"))
 
 
 def test_content_under_the_eye_stays_put_while_views_come_and_go(qtbot: Any, make_env: Any) -> None:
