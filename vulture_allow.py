@@ -12,6 +12,7 @@ are listed in ``[tool.vulture] ignore_names`` in pyproject.toml. Dead code does 
 _.probe_task  # MainWindow: the first-run local-server probe
 _.export_conversation  # MainWindow: export without the file dialog
 _.installed  # ErrorReporter
+_.built  # NodeLoading: whether a node built before the first paint has its transcript yet
 _.last_error  # ErrorReporter: the last summary shown
 _.subscriber_count  # RuntimeBridge
 _.total_tokens  # core.chat.types.Usage

@@ -37,6 +37,7 @@ __all__ = ["app_and_loop", "run_on_loop", "BenchServices", "PaintWatch", "Stream
 T = TypeVar("T")
 MODEL = "fake-fast"
 _loop: asyncio.AbstractEventLoop | None = None
+_collector: QObject | None = None
 
 
 _NOISE = ("does not support propagateSizeHints",)
@@ -59,6 +60,13 @@ def app_and_loop() -> tuple[QApplication, asyncio.AbstractEventLoop]:
     app = QApplication.instance()
     if not isinstance(app, QApplication):
         app = QApplication(["chatnodes-bench"])
+    global _collector
+    if _collector is None:
+        from desktop.ui.gc_guard import GuiThreadCollector
+
+        # What desktop.app.main installs: garbage collected from a GUI-thread timer, full
+        # collections put off while frames render. Benchmarks measure the app as it runs.
+        _collector = GuiThreadCollector(app)
     if _loop is None or _loop.is_closed():
         _loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(_loop)

@@ -18,7 +18,7 @@ import shutil  # noqa: E402
 import sys  # noqa: E402
 from collections.abc import Callable, Iterable, Mapping, Sequence  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import TYPE_CHECKING, Any  # noqa: E402
+from typing import TYPE_CHECKING, Any, NoReturn  # noqa: E402
 
 import PySide6  # noqa: E402,F401  (the Qt binding is imported before qasync so qasync picks PySide6)
 from PySide6.QtCore import QEvent, QEventLoop, QObject  # noqa: E402
@@ -26,19 +26,21 @@ from PySide6.QtWidgets import QApplication, QMainWindow  # noqa: E402
 
 from desktop.demo import DEMO_FIRST_PROMPT, DEMO_PROVIDER_ID  # noqa: E402  (constants only: no server import)
 
-# Everything else (asyncio's loop, qasync, httpx, the keyring, the core, the chat node) is imported
-# only after the window's first paint: see main().
+# The window, the settings, the project and the chat node's widgets are imported by main() before the
+# first paint; asyncio, qasync, httpx, the keyring, the runtime, the providers, MCP and the Markdown
+# renderer only after a node accepts input (see main() and AppContext.load_services).
 if TYPE_CHECKING:
     from desktop.core.redact import KeyScrubFilter
     from desktop.core.secrets import SecretStore
     from desktop.core.settings import CONFIG_DIR_ENV  # noqa: F401 (re-exported lazily, see __getattr__)
-    from desktop.ui.context import AppContext, DemoOffer
+    from desktop.ui.context import AppContext, DemoOffer, DemoServer
     from desktop.ui.main_window import MainWindow
 
 log = logging.getLogger(__name__)
 
 __all__ = [
     "main",
+    "run",
     "parse_args",
     "AppContext",
     "make_context",
@@ -125,16 +127,16 @@ def wire_window(window: MainWindow, context: AppContext) -> None:
 
 def demo_offer() -> DemoOffer:
     """The offline demo this app ships: the loopback provider playing the scripted tour."""
-    from desktop.demo import DEMO_MODEL, DEMO_MODELS, start_demo_provider
+    from desktop.demo import DEMO_MODEL, DEMO_MODELS
     from desktop.ui.context import DemoOffer
 
-    return DemoOffer(
-        provider_id=DEMO_PROVIDER_ID,
-        model=DEMO_MODEL,
-        models=tuple(DEMO_MODELS),
-        first_prompt=DEMO_FIRST_PROMPT,
-        start=lambda tokens_per_second: start_demo_provider(tokens_per_second=tokens_per_second),
-    )
+    def start(tokens_per_second: float | None) -> DemoServer:
+        from desktop.demo import start_demo_provider  # the server modules load only when it starts
+
+        return start_demo_provider(tokens_per_second=tokens_per_second)
+
+    return DemoOffer(provider_id=DEMO_PROVIDER_ID, model=DEMO_MODEL, models=tuple(DEMO_MODELS),
+                     first_prompt=DEMO_FIRST_PROMPT, start=start)
 
 
 def make_context(
@@ -143,6 +145,7 @@ def make_context(
     demo: bool = False,
     environ: Mapping[str, str] | None = None,
     secrets: SecretStore | None = None,
+    defer_services: bool = False,
 ) -> AppContext:
     """An :class:`~desktop.ui.context.AppContext` wired with the app's demo and key scrubber.
 
@@ -151,12 +154,15 @@ def make_context(
         demo: Start the demo provider now and make it the default.
         environ: Environment used for key resolution (default ``os.environ``).
         secrets: The key store (default: the OS keyring, or session-only when there is none).
+        defer_services: Load the key store, HTTP client, runtime, ledger and MCP hub only in
+            ``AppContext.load_services`` (or on first use): what :func:`main` does before its first paint.
     """
     from desktop.core.redact import scrub_key_shapes
     from desktop.ui.context import AppContext
 
     return AppContext(config_dir=Path(config_dir), key_scrubber=scrub_key_shapes,
-                      demo_offer=demo_offer(), demo=demo, environ=environ, secrets=secrets)
+                      demo_offer=demo_offer(), demo=demo, environ=environ, secrets=secrets,
+                      defer_services=defer_services)
 
 
 def install_key_scrub_filter(
@@ -222,15 +228,6 @@ class _FirstPaintWatcher(QObject):
         return False
 
 
-def _paint_now(app: QApplication, watcher: _FirstPaintWatcher, budget_s: float = 0.5) -> None:
-    """Process Qt events until the window painted (at most ``budget_s``), before any loop runs."""
-    deadline = time.perf_counter() + budget_s
-    while watcher.first_paint_ms is None and time.perf_counter() < deadline:
-        app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
-        if watcher.first_paint_ms is None:
-            time.sleep(0.002)
-
-
 def _configure_logging() -> None:
     level = os.environ.get("CHATNODES_LOG", "INFO").upper()
     logging.basicConfig(level=getattr(logging, level, logging.INFO),
@@ -240,24 +237,21 @@ def _configure_logging() -> None:
 def main(argv: Sequence[str] | None = None, *, started_at: float | None = None) -> int:
     """Run the application; returns the process exit code.
 
-    Start-up happens in two steps so the window appears as early as a bare Qt program's: first the
-    window's shell (menus, toolbar, status bar) is built and painted with only Qt imported; then the
-    qasync loop starts, the context (settings, keyring, HTTP client, runtime) is built, and the
-    project's nodes open inside the already visible window.
+    Start-up shows a usable window first and loads the rest right after, as fast desktop apps do:
+    with only Qt, the settings, the project and the chat node's own widgets imported, the window and
+    the project's nodes are built and painted, and the first node's message input gets the focus.
+    Then the qasync loop starts and the context's deferred services load (keyring, HTTP client,
+    runtime, usage ledger, MCP), and the nodes get their transcripts and model lists. A message
+    sent before that loads them first. ``--smoke-test`` reports and quits once a node accepts input.
     """
     t0 = started_at if started_at is not None else _MODULE_LOADED
     args = parse_args(argv)
     _configure_logging()
     key_source: list[Callable[[], list[str]]] = []  # the context's keys, once it exists
     install_key_scrub_filter(secrets=lambda: key_source[0]() if key_source else [])
+    from desktop.ui.gc_guard import GuiThreadCollector
     from desktop.ui.main_window import MainWindow
-    from desktop.ui.theme import (
-        app_icon,
-        apply_theme,
-        current_scheme,
-        follow_system_scheme,
-        system_scheme,
-    )
+    from desktop.ui.theme import app_icon, apply_theme, system_scheme
 
     app = QApplication.instance()
     if not isinstance(app, QApplication):
@@ -269,12 +263,9 @@ def main(argv: Sequence[str] | None = None, *, started_at: float | None = None) 
     app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)  # the window's async shutdown decides when the loop ends
     apply_theme(app, system_scheme(exact=False))
-
-    window = MainWindow()
-    watcher = _FirstPaintWatcher(window, t0, report=args.smoke_test)
-    window.installEventFilter(watcher)
-    window.show()
-    _paint_now(app, watcher)
+    # Tools read files in worker threads and --demo serves on a thread: collect garbage on the GUI
+    # thread only, so no Qt object is ever finalised from another thread.
+    collector = GuiThreadCollector(app)
 
     config_dir = resolve_config_dir(args.config_dir)
     project_dir = args.project_dir.expanduser() if args.project_dir is not None else None
@@ -282,87 +273,147 @@ def main(argv: Sequence[str] | None = None, *, started_at: float | None = None) 
         folder = default_project_dir() if not args.demo else _demo_project_dir()
     else:
         folder = project_dir
-
-    import asyncio
-
-    import qasync
-
-    from desktop.ui.gc_guard import GuiThreadCollector
-
-    # Tools read files in worker threads and --demo serves on a thread: collect garbage on the GUI
-    # thread only, so no Qt object is ever finalised from another thread.
-    collector = GuiThreadCollector(app)
-
-    async def run() -> int:
-        closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        def on_closed() -> None:
-            if not closed.done():
-                closed.set_result(None)
-
-        window.closed.connect(on_closed)
-        # A session that ends without closing the window (logout): at least the project is saved.
-        app.aboutToQuit.connect(lambda: None if window.is_shut_down() else window.save_project())
-        if system_scheme() != current_scheme():  # the exact answer, now that the window is up
-            apply_theme(app)
-        follow_system_scheme(app)
-        context = make_context(config_dir=config_dir, demo=args.demo)
-        key_source.append(context.recent_keys)
-        wire_window(window, context)
-        window.open_project(folder)
-        ready = await _finish_smoke_test(window, watcher, t0) if args.smoke_test else True
-        await closed
-        if project_dir is None and args.demo:
-            shutil.rmtree(folder, ignore_errors=True)
-        if watcher.first_paint_ms is None:
-            print("chatnodes: the window did not paint within 30 s", file=sys.stderr, flush=True)
-            return 1
-        return 0 if ready else 1
-
-    def loop_factory() -> asyncio.AbstractEventLoop:
-        loop: asyncio.AbstractEventLoop = qasync.QEventLoop(app)
-        return loop
-
+    context = make_context(config_dir=config_dir, demo=args.demo, defer_services=True)
+    key_source.append(context.recent_keys)
+    window = MainWindow()
+    watcher = _FirstPaintWatcher(window, t0, report=args.smoke_test)
+    window.installEventFilter(watcher)
+    wire_window(window, context)
+    window.node_area.defer_loading = True  # transcripts and model lists after the first paint
+    window.open_project(folder)
+    # A session that ends without closing the window (logout): at least the project is saved.
+    app.aboutToQuit.connect(lambda: None if window.is_shut_down() else window.save_project())
+    window.show()
+    if args.smoke_test:
+        ready = _show_until(app, window, lambda: _accepting_input(window, watcher), budget_s=30.0)
+    else:  # the loop starts once the window painted (half a second at most), whatever has the focus
+        ready = _show_until(app, window, lambda: watcher.first_paint_ms is not None, budget_s=0.5)
+    if args.smoke_test:
+        _report_ready(window, ready, t0)
+        if not context.needs_async_close():
+            window.close()  # nothing to await: saved, released and closed right here
     try:
-        with asyncio.Runner(loop_factory=loop_factory) as runner:
-            code = runner.run(run())
+        if not window.is_shut_down():
+            code = _run_loop(app, window, context, close_at_once=args.smoke_test)
+        else:
+            code = 0
     finally:
         collector.stop()
+    if project_dir is None and args.demo:
+        shutil.rmtree(folder, ignore_errors=True)
+    if watcher.first_paint_ms is None:
+        print("chatnodes: the window did not paint within 30 s", file=sys.stderr, flush=True)
+        return 1
+    if args.smoke_test and not ready:
+        code = 1
+    if args.smoke_test and window.is_shut_down():
+        _smoke_test_exit.append(code)
     return code
 
 
-async def _finish_smoke_test(window: MainWindow, watcher: _FirstPaintWatcher, t0: float) -> bool:
-    """--smoke-test: once a node accepts input, report and close; False when none did within 30 s.
+_smoke_test_exit: list[int] = []
+"""Set when a --smoke-test run closed its window with everything saved and released (see :func:`run`)."""
 
-    A node accepts input when the window has painted and a node's message input is enabled, visible
-    and the window's focus widget (where the first key goes), and has been painted since.
+
+def run(started_at: float | None = None) -> NoReturn:
+    """The entry point of ``python -m desktop`` and the bundle: :func:`main`, then exit the process.
+
+    A ``--smoke-test`` run that closed its window (project saved, lock released, demo stopped) ends
+    with ``os._exit`` once the logs and the standard streams are flushed: interpreter and Qt teardown
+    would add nothing but time to a check of the start-up.
     """
-    import asyncio
+    code = main(started_at=started_at)
+    if _smoke_test_exit:
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
 
-    def accepting_input() -> bool:
-        if watcher.first_paint_ms is None:
-            return False
-        node = window.active_node() or next(iter(window.nodes()), None)
-        if node is None:
-            return False
-        edit = node.chat_input
-        if not (edit.isEnabled() and edit.isVisible()):
-            return False
-        return window.focusWidget() is edit
 
-    deadline = time.perf_counter() + 30.0
-    while not accepting_input() and time.perf_counter() < deadline:
-        await asyncio.sleep(0.005)
-    ready = accepting_input()
+def _accepting_input(window: MainWindow, watcher: _FirstPaintWatcher) -> bool:
+    """True when the window has painted and a node's message input is enabled, visible and the
+    window's focus widget (where the first key goes)."""
+    if watcher.first_paint_ms is None:
+        return False
+    node = window.active_node() or next(iter(window.nodes()), None)
+    if node is None:
+        return False
+    edit = node.chat_input
+    return edit.isEnabled() and edit.isVisible() and window.focusWidget() is edit
+
+
+def _show_until(app: QApplication, window: QMainWindow, done: Callable[[], bool], *, budget_s: float) -> bool:
+    """Process Qt events (no loop runs yet) until ``done()``; False when it was not within ``budget_s``.
+
+    Then ``window`` is repainted once more, so what ``done`` checked is on screen.
+    """
+    deadline = time.perf_counter() + budget_s
+    while not done() and time.perf_counter() < deadline:
+        app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
+        if not done():
+            time.sleep(0.002)
+    ready = done()
     window.repaint()
-    await asyncio.sleep(0)
+    app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
+    return ready
+
+
+def _report_ready(window: MainWindow, ready: bool, t0: float) -> None:
+    """--smoke-test: say on stderr when a node accepted input (or that none did)."""
     ready_ms = (time.perf_counter() - t0) * 1000.0
     if ready:
         print(f"chatnodes: ready with {len(window.nodes())} node(s) after {ready_ms:.1f} ms "
               f"(ready_ms={ready_ms:.1f})", file=sys.stderr, flush=True)
     else:
         print("chatnodes: no node accepted input within 30 s", file=sys.stderr, flush=True)
-    window.close()
-    return ready
+
+
+def _run_loop(app: QApplication, window: MainWindow, context: AppContext, *, close_at_once: bool) -> int:
+    """Run the qasync loop until the window's shutdown finished: first load the context's deferred
+    services (the nodes finish loading with them), then follow the system's colour scheme.
+
+    Args:
+        app: The application.
+        window: The shown main window.
+        context: Its context.
+        close_at_once: Close the window as soon as the loop runs (--smoke-test with something to
+            await on close).
+
+    Returns:
+        The exit code (0).
+    """
+    import asyncio
+
+    import qasync
+
+    from desktop.ui.theme import apply_theme, current_scheme, follow_system_scheme, system_scheme
+
+    async def run() -> int:
+        closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def on_closed() -> None:
+            if not closed.done():
+                closed.set_result(None)
+
+        window.closed.connect(on_closed)
+        window.error_reporter.install()  # now on the running loop: its exception handler too
+        if close_at_once:
+            window.close()
+        else:
+            context.load_services()  # keyring, HTTP client, runtime, ledger, MCP; the nodes finish loading
+            if system_scheme() != current_scheme():  # the exact answer, now that the window is up
+                apply_theme(app)
+            follow_system_scheme(app)
+        await closed
+        return 0
+
+    def loop_factory() -> asyncio.AbstractEventLoop:
+        loop: asyncio.AbstractEventLoop = qasync.QEventLoop(app)
+        return loop
+
+    with asyncio.Runner(loop_factory=loop_factory) as runner:
+        return runner.run(run())
 
 
 def _demo_project_dir() -> Path:

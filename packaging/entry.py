@@ -171,10 +171,10 @@ _DIAGNOSTICS = {
 
 
 def run() -> int:
-    """Run the app, or the diagnostic named by ``CHATNODES_BUNDLE_DIAG``.
+    """Run the app (which exits the process itself), or the diagnostic named by ``CHATNODES_BUNDLE_DIAG``.
 
     Returns:
-        The process exit code.
+        The process exit code of a diagnostic.
     """
     if len(sys.argv) > 1 and sys.argv[1] == "--mcp-probe":
         return _mcp_probe(sys.argv[2:])
@@ -185,9 +185,9 @@ def run() -> int:
             print(f"unknown CHATNODES_BUNDLE_DIAG value {diag!r} (known: {known})", file=sys.stderr)
             return 2
         return _DIAGNOSTICS[diag]()
-    from desktop.app import main
+    from desktop.app import run as run_app
 
-    return main(started_at=_STARTED)
+    run_app(started_at=_STARTED)  # exits the process (at once after a --smoke-test that closed cleanly)
 
 
 if __name__ == "__main__":

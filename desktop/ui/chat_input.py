@@ -4,7 +4,7 @@ Up in the empty box edits the last user message."""
 from __future__ import annotations
 
 from PySide6.QtCore import QStringListModel, Qt, Signal
-from PySide6.QtGui import QKeyEvent, QTextCursor
+from PySide6.QtGui import QInputMethodEvent, QKeyEvent, QTextCursor
 from PySide6.QtWidgets import QAbstractItemView, QCompleter, QPlainTextEdit, QSizePolicy, QWidget
 
 from desktop.core.chat.commands import COMMAND_HELP
@@ -103,6 +103,22 @@ class ChatInput(QPlainTextEdit):
                 self.submitted.emit(self.toPlainText())
                 return
         super().keyPressEvent(event)
+        self._echo()
+
+    def inputMethodEvent(self, event: QInputMethodEvent) -> None:  # noqa: N802 - Qt override
+        """Composed text (IME) is echoed at once, like typed keys."""
+        super().inputMethodEvent(event)
+        self._echo()
+
+    def _echo(self) -> None:
+        """Paint the box now, not at the window's next paint.
+
+        While nodes stream, the window's next paint comes after their rendering slice and the
+        network reads already waiting: a typed character would wait for all of that. Painting this
+        small viewport synchronously shows it as soon as the key is handled (~0.3 ms).
+        """
+        if self.isVisible():
+            self.viewport().repaint()
 
     def _insert_completion(self, completion: str) -> None:
         self.setPlainText(completion + " ")

@@ -11,9 +11,8 @@ the node applies it. Export, token totals and the cost texts live in the Qt-free
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from typing import TypeGuard
+from typing import TYPE_CHECKING, TypeGuard
 
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QGuiApplication
@@ -35,8 +34,6 @@ from desktop.core.chat.conversation import (
 )
 from desktop.core.chat.cost import ConversationCost, Price
 from desktop.core.chat.export import conversation_markdown, token_totals
-from desktop.core.chat.loop import ApprovalDecision
-from desktop.core.chat.runtime import ChatSendRequest, ChatSendResult
 from desktop.core.chat.summary import message_meta
 from desktop.core.chat.types import (
     ChatEvent,
@@ -52,15 +49,22 @@ from desktop.core.project import NodeState, TrimInfo, apply_trim
 from desktop.core.settings import Settings
 from desktop.core.usage import context_use
 from desktop.ui.budget_card import BudgetCard
-from desktop.ui.cards import CardDecision
 from desktop.ui.chat_input import ChatInput
 from desktop.ui.node_header import NodeHeader
+from desktop.ui.node_loading import NodeLoading
 from desktop.ui.node_models import NodeModelChoice, spawn
-from desktop.ui.node_style import markdown_theme, node_colors, node_stylesheet
+from desktop.ui.node_style import node_colors, node_stylesheet
 from desktop.ui.node_tools import attach_node_tools
 from desktop.ui.node_versions import NodeVersions
 from desktop.ui.services import AppServices
-from desktop.ui.transcript import Transcript
+
+if TYPE_CHECKING:  # the runtime (asyncio), the cards and the transcript (Markdown) load after the first paint
+    import asyncio
+
+    from desktop.core.chat.loop import ApprovalDecision
+    from desktop.core.chat.runtime import ChatSendRequest, ChatSendResult
+    from desktop.ui.cards import CardDecision
+    from desktop.ui.transcript import Transcript
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +99,8 @@ class ChatNodeWidget(QWidget):
     run_finished = Signal(str)
     fork_requested = Signal(object)
 
-    def __init__(self, state: NodeState, services: AppServices, parent: QWidget | None = None) -> None:
+    def __init__(self, state: NodeState, services: AppServices, parent: QWidget | None = None, *,
+                 deferred: bool = False) -> None:
         super().__init__(parent)
         self.setObjectName("chatNode")
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
@@ -114,26 +119,28 @@ class ChatNodeWidget(QWidget):
         self._revision = 0  # bumped whenever the node's messages change (see _touch)
         self._cost_key: object = None
         self._cost_value: CostSplit | None = None
-
-        self._build_ui()
         # Edit, regenerate, versions and fork (desktop.ui.node_versions, desktop.core.chat.versions).
         self.versions = NodeVersions(self, send=self._start_send, replaced=self._on_replaced,
                                      approve=self._approve)
         self.versions.fork_requested.connect(self.fork_requested)
+        self._build_ui(deferred)
         self.chat_input.edit_last_requested.connect(self.versions.edit_last)
         self.node_tools = attach_node_tools(self, services)  # MCP: Tools menu, grants (node_tools.py)
         self._apply_style()
         self.model_choice.reload()
-        self.transcript.set_conversation(self._conv)
         self._update_chips()
         services.bridge.subscribe(self.node_id, self._on_node_event)
         self._bridge_connected = True
-        self.model_choice.request_models()
+
+    @property
+    def transcript(self) -> Transcript:
+        """The message list (built on first use when the node was built with ``deferred``)."""
+        return self.loading.transcript()
 
     # ------------------------------------------------------------------------------------------
     # UI construction
 
-    def _build_ui(self) -> None:
+    def _build_ui(self, deferred: bool) -> None:
         root = QVBoxLayout(self)
         root.setContentsMargins(0, 0, 0, 0)
         root.setSpacing(0)
@@ -150,12 +157,7 @@ class ChatNodeWidget(QWidget):
         self.model_picker = self.header.model_picker
         root.addWidget(self.header)
 
-        self.transcript = Transcript(self)
-        self.transcript.meta_text = self._meta_text
-        self.transcript.decision.connect(self._on_decision)
-        self.transcript.retry_requested.connect(self.retry)
-        self.transcript.rendered.connect(self._on_rendered)
-        root.addWidget(self.transcript, 1)
+        self.loading = NodeLoading(self, root, deferred=deferred)  # transcript, models: now or after paint
 
         self.budget_card = BudgetCard(self._services.budget_check, self)
         self.budget_card.send_anyway.connect(self._on_send_clicked)
@@ -187,7 +189,7 @@ class ChatNodeWidget(QWidget):
             return
         self._colors_key = colors
         self.setStyleSheet(node_stylesheet(colors))
-        self.transcript.set_theme(markdown_theme(colors))
+        self.loading.set_colors(colors)
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
         """Follow light/dark switches of the application palette.
@@ -349,7 +351,7 @@ class ChatNodeWidget(QWidget):
         if self._bridge_connected:
             self._services.bridge.unsubscribe(self.node_id, self._on_node_event)
             self._bridge_connected = False
-        self.transcript.flush()
+        self.loading.flush()
 
     def _touch(self) -> None:
         """The messages changed: bump ``revision`` so cached totals are recomputed."""
@@ -398,6 +400,8 @@ class ChatNodeWidget(QWidget):
         return True
 
     def _start_send(self) -> None:
+        from desktop.core.chat.runtime import ChatSendRequest
+        self.loading.before_send()  # a send before the app's deferred services loaded loads them first
         req = ChatSendRequest(
             node_id=self.node_id,
             messages=list(self._conv.messages),
@@ -416,9 +420,7 @@ class ChatNodeWidget(QWidget):
             result: ChatSendResult = await self._services.runtime.send(req)
             if not result.ok:
                 error = result.error or "the request failed"
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - nothing may escape into the Qt loop
+        except Exception as exc:  # noqa: BLE001 - nothing may escape into the Qt loop (a cancel does)
             log.exception("send failed for node %s", self.node_id)
             error = str(exc) or type(exc).__name__
         finally:

@@ -6,7 +6,6 @@ scrubber, so nothing in ``desktop.ui`` imports the demo package or the bootstrap
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import time
@@ -15,14 +14,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from desktop.core.aio import cancel_and_wait
 from desktop.core.redact import scrub_secrets
 
 if TYPE_CHECKING:
+    import asyncio
+
+    import httpx
+
+    from desktop.core.chat.runtime import ChatRuntime, ChatRuntimeDeps
     from desktop.core.chat.types import ChatDriver, ChatEvent, ChatToolDef, ProviderConfig
     from desktop.core.secrets import SecretStore
     from desktop.core.settings import SendTarget, Settings
-    from desktop.core.usage import BudgetCheck, RunInfo
+    from desktop.core.usage import BudgetCheck, MonthlyTally, RunInfo, UsageRecorder
+    from desktop.ui.mcp_hub import McpHub
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +81,11 @@ class AppContext:
     provider is added to the settings in memory only: :meth:`effective_settings` shows it,
     :attr:`settings` (what is saved) never holds it.
 
+    With ``defer_services`` building the context reads the settings only: the key store, the HTTP
+    client, the runtime, the usage ledger and the MCP hub load on first use, or together in
+    :meth:`load_services`, which the app calls right after its first paint (so a window with a node
+    accepting input comes first).
+
     Args:
         config_dir: The settings folder.
         key_scrubber: Replaces anything shaped like a provider key in a text (used by :meth:`scrub`).
@@ -84,6 +93,8 @@ class AppContext:
         demo: Start the demo provider now and make it the default (needs ``demo_offer``).
         environ: Environment used for key resolution (default ``os.environ``).
         secrets: The key store (default: the OS keyring, or session-only when there is none).
+        defer_services: Leave the key store, HTTP client, runtime, ledger and MCP hub for
+            :meth:`load_services` (or their first use); False loads them now.
     """
 
     def __init__(
@@ -95,15 +106,12 @@ class AppContext:
         demo: bool = False,
         environ: Mapping[str, str] | None = None,
         secrets: SecretStore | None = None,
+        defer_services: bool = False,
     ) -> None:
-        import httpx
-
-        from desktop.core.chat.runtime import ChatRuntimeDeps, create_chat_runtime
         from desktop.core.permissions import GrantStore
-        from desktop.core.secrets import SecretStore
-        from desktop.core.settings import SettingsStore, price_overrides_as_prices
-        from desktop.core.usage import MonthlyTally, UsageLedger, UsageRecorder, ledger_path
+        from desktop.core.settings import SettingsStore
         from desktop.ui.bridge import RuntimeBridge
+        from desktop.ui.services import LazyRuntime
 
         self.config_dir = Path(config_dir)
         self.environ: Mapping[str, str] = os.environ if environ is None else environ
@@ -112,46 +120,143 @@ class AppContext:
         """Always-allow grants: the user's own, in the config dir, keyed by project folder."""
         self.settings: Settings = self.settings_store.load()
         self.settings_error: str | None = self.settings_store.last_error
-        self.secrets = secrets if secrets is not None else SecretStore()
-        self.client = httpx.AsyncClient(timeout=httpx.Timeout(60.0, connect=10.0))
         self.demo_offer = demo_offer
         self.demo_server: DemoServer | None = None
         self.project_dir: Path | None = None
         self.bridge = RuntimeBridge()
+        self.runtime_handle = LazyRuntime(lambda: self.runtime, lambda: self._runtime)
+        """What the nodes use (``AppServices.runtime``): it loads the runtime on the first send."""
         self._key_scrubber = key_scrubber
         self._keys_cache: tuple[float, list[str]] | None = None
-        self._deps = ChatRuntimeDeps(
-            resolve_provider=self.resolve_provider,
-            broadcast=self._broadcast,
-            tools_for=self.tools_for,
-            driver_for=self._driver_for,
-            log=logging.getLogger("desktop.runtime").info,
-            max_iterations=self.settings.max_iterations,
-        )
-        self.runtime = create_chat_runtime(self._deps)
         self.node_title: Callable[[str], str] = lambda _node_id: ""
         """The title of a node, for the usage ledger (the window sets it when it opens a project)."""
         self._run_provider: dict[str, tuple[str, str | None]] = {}
-        self.usage = UsageRecorder(UsageLedger(ledger_path(self.config_dir)), self._describe_run,
-                                   lambda: price_overrides_as_prices(self.settings))
-        self.tally = MonthlyTally(ledger_path(self.config_dir))
-        """This month's spending (app-wide and per project), kept current from the ledger."""
         self._closed = False
         self._inflight: set[asyncio.Future[list[str]]] = set()
-        from desktop.ui.mcp_hub import McpHub
-
-        self.mcp = McpHub(
-            runtime=self.runtime,
-            settings=lambda: self.settings,
-            secrets=self.secrets,
-            environ=self.environ,
-            project_dir=lambda: self.project_dir,
-            builtin_tools=self.builtin_tools,
-            grants=self.grants,
-        )
-        """The MCP servers (cheap until one is configured; the SDK loads when a server starts)."""
+        # The services below load on first use, or all at once in load_services() (right after the
+        # window's first paint): the keyring, httpx, the runtime, the usage ledger and the MCP hub.
+        self._secrets = secrets
+        self._client: httpx.AsyncClient | None = None
+        self._deps: ChatRuntimeDeps | None = None
+        self._runtime: ChatRuntime | None = None
+        self._usage: UsageRecorder | None = None
+        self._tally: MonthlyTally | None = None
+        self._mcp: McpHub | None = None
+        self._services_loaded = False
+        self._after_load: list[Callable[[], object]] = []
         if demo:
             self.start_demo()
+        if not defer_services:
+            self.load_services()
+
+    # -- deferred services ---------------------------------------------------------------------
+    @property
+    def secrets(self) -> SecretStore:
+        """The key store (the OS keyring, or session-only when there is none); loaded on first use."""
+        if self._secrets is None:
+            from desktop.core.secrets import SecretStore
+
+            self._secrets = SecretStore()  # what it logs meanwhile is scrubbed without it (known_keys)
+            self._keys_cache = None  # the keys it holds count from now on
+        return self._secrets
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        """The one shared HTTP client (created on first use)."""
+        if self._client is None:
+            import httpx
+
+            self._client = httpx.AsyncClient(timeout=httpx.Timeout(60.0, connect=10.0))
+        return self._client
+
+    @property
+    def runtime(self) -> ChatRuntime:
+        """The chat runtime (created on first use; nodes go through :attr:`runtime_handle`)."""
+        if self._runtime is None:
+            from desktop.core.chat.runtime import ChatRuntimeDeps, create_chat_runtime
+
+            self._deps = ChatRuntimeDeps(
+                resolve_provider=self.resolve_provider,
+                broadcast=self._broadcast,
+                tools_for=self.tools_for,
+                driver_for=self._driver_for,
+                log=logging.getLogger("desktop.runtime").info,
+                max_iterations=self.settings.max_iterations,
+            )
+            self._runtime = create_chat_runtime(self._deps)
+        return self._runtime
+
+    @property
+    def usage(self) -> UsageRecorder:
+        """Writes every response's usage to the ledger (created on first use)."""
+        if self._usage is None:
+            from desktop.core.settings import price_overrides_as_prices
+            from desktop.core.usage import UsageLedger, UsageRecorder, ledger_path
+
+            self._usage = UsageRecorder(UsageLedger(ledger_path(self.config_dir)), self._describe_run,
+                                        lambda: price_overrides_as_prices(self.settings))
+        return self._usage
+
+    @property
+    def tally(self) -> MonthlyTally:
+        """This month's spending (app-wide and per project), kept current from the ledger."""
+        if self._tally is None:
+            from desktop.core.usage import MonthlyTally, ledger_path
+
+            self._tally = MonthlyTally(ledger_path(self.config_dir))
+        return self._tally
+
+    @property
+    def mcp(self) -> McpHub:
+        """The MCP servers (cheap until one is configured; the SDK loads when a server starts)."""
+        if self._mcp is None:
+            from desktop.ui.mcp_hub import McpHub
+
+            self._mcp = McpHub(
+                runtime=self.runtime_handle,
+                settings=lambda: self.settings,
+                secrets=self.secrets,
+                environ=self.environ,
+                project_dir=lambda: self.project_dir,
+                builtin_tools=self.builtin_tools,
+                grants=self.grants,
+            )
+        return self._mcp
+
+    @property
+    def services_loaded(self) -> bool:
+        """True once :meth:`load_services` ran."""
+        return self._services_loaded
+
+    def load_services(self) -> None:
+        """Load every deferred service now (the app calls it right after its first paint), then run
+        the callbacks given to :meth:`after_load`. Idempotent."""
+        if self._services_loaded:
+            return
+        self._services_loaded = True
+        for name in ("secrets", "client", "runtime", "usage", "tally", "mcp"):
+            getattr(self, name)
+        from desktop.core import providers  # noqa: F401  (the first send and model listing need them)
+
+        callbacks, self._after_load = self._after_load, []
+        for callback in callbacks:
+            callback()
+
+    def after_load(self, callback: Callable[[], object]) -> None:
+        """Call ``callback`` once the services are loaded (at once when they are)."""
+        if self._services_loaded:
+            callback()
+        else:
+            self._after_load.append(callback)
+
+    async def stop_runs(self) -> None:
+        """Stop every run (nothing runs when the runtime was never loaded)."""
+        if self._runtime is not None:
+            await self._runtime.aclose()
+
+    def needs_async_close(self) -> bool:
+        """True when closing must await something (a runtime, MCP hub or HTTP client exists)."""
+        return any(x is not None for x in (self._runtime, self._mcp, self._client)) or bool(self._inflight)
 
     # -- settings -------------------------------------------------------------------------------
     @property
@@ -199,7 +304,8 @@ class AppContext:
         self.settings = clean
         self.settings_error = None
         self._keys_cache = None  # a key may have changed with the settings
-        self._deps.max_iterations = clean.max_iterations
+        if self._deps is not None:
+            self._deps.max_iterations = clean.max_iterations
         self.mcp.apply()  # MCP servers added, changed or removed in Settings
 
     # -- runtime dependencies ------------------------------------------------------------------
@@ -269,6 +375,8 @@ class AppContext:
         Raises:
             ChatError: The provider refused or could not be reached.
         """
+        import asyncio
+
         from desktop.core.chat.types import ChatError
         from desktop.core.providers import list_models
 
@@ -309,13 +417,17 @@ class AppContext:
 
     # -- secrets hygiene -----------------------------------------------------------------------
     def known_keys(self) -> list[str]:
-        """Every key the app could use right now (to scrub them from messages)."""
+        """Every key the app could have put in a text (to scrub them from messages): the environment's,
+        and the stored ones once the key store is loaded."""
         from desktop.core.settings import resolve_key
 
         keys: list[str] = []
+        # Only a key the app has read can be in a text it makes: before the key store is loaded (at
+        # start-up, or while it is created) those are the environment's, and logging never loads it.
+        secrets = self._secrets
         for provider in self.settings.providers:
             try:
-                key = resolve_key(provider, self.secrets, self.environ).key
+                key = resolve_key(provider, secrets, self.environ).key
             except Exception:  # never let scrubbing fail the error path
                 key = None
             if key and len(key) >= 4:
@@ -339,16 +451,32 @@ class AppContext:
         if self._closed:
             return
         self._closed = True
-        try:
-            await self.runtime.aclose()
-        except Exception:
-            log.exception("stopping the runs failed")
+        from desktop.core.aio import cancel_and_wait
+
+        if self._runtime is not None:
+            try:
+                await self._runtime.aclose()
+            except Exception:
+                log.exception("stopping the runs failed")
         await cancel_and_wait(self._inflight)
-        try:
-            await self.mcp.aclose()  # every stdio server process ends here
-        except Exception:
-            log.exception("stopping the MCP servers failed")
-        await self.client.aclose()
+        if self._mcp is not None:
+            try:
+                await self._mcp.aclose()  # every stdio server process ends here
+            except Exception:
+                log.exception("stopping the MCP servers failed")
+        if self._client is not None:
+            await self._client.aclose()
+        self.stop_demo_server()
+
+    def close_now(self) -> None:
+        """Close a context whose services never loaded (see :meth:`needs_async_close`): stop the demo.
+
+        Raises:
+            RuntimeError: Something needs an async close (use :meth:`aclose`).
+        """
+        if self.needs_async_close():
+            raise RuntimeError("the context has services to close: use aclose()")
+        self._closed = True
         self.stop_demo_server()
 
     def stop_demo_server(self) -> None:

@@ -73,22 +73,25 @@ class ErrorReporter(QObject):
         self._show_error(summary)
 
     def install(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
-        """Install the three hooks (idempotent); the loop handler on ``loop`` or the running loop."""
-        import asyncio
+        """Install the three hooks (idempotent); the loop handler on ``loop`` or the running loop.
 
-        if self._installed:
-            return
-        self._installed = True
-        self._prev_excepthook = sys.excepthook
-        sys.excepthook = self._excepthook
-        self._prev_thread_hook = threading.excepthook
-        threading.excepthook = self._thread_hook
-        if loop is None:
+        Installed before a loop runs (the app does so before its first paint), call it again on the
+        running loop to add the loop handler; nothing else is installed twice.
+        """
+        if not self._installed:
+            self._installed = True
+            self._prev_excepthook = sys.excepthook
+            sys.excepthook = self._excepthook
+            self._prev_thread_hook = threading.excepthook
+            threading.excepthook = self._thread_hook
+        if loop is None and "asyncio" in sys.modules:  # no loop can run before asyncio is imported
+            import asyncio
+
             try:
                 loop = asyncio.get_running_loop()
             except RuntimeError:
                 loop = None
-        if loop is not None:
+        if loop is not None and self._loop is None:
             self._loop = loop
             self._prev_loop_handler = loop.get_exception_handler()
             loop.set_exception_handler(self._loop_handler)

@@ -16,6 +16,14 @@ event loop (and the streams themselves).
 Work done in slices inside a callback (a streamed body's closed blocks, the colouring of code)
 also stops at the tick's deadline (``tick_deadline()``): one budget for all nodes, not one each.
 
+A tick catching up with a backlog (``soon``) of one view follows the previous one as soon as the
+event loop has served what waits (input, sockets, timers, the paint): it costs no idle time, and no
+key press waits longer than one budget. When several views catch up at once (eight answers arriving
+at full speed), their ticks are ``CATCH_UP_MS`` apart so the loop keeps room for input and timers.
+
+*Background* requests (the colouring of code already shown) only get what is left of a tick's
+budget once no other request waits: text is shown first, coloured after.
+
 After the callbacks of a tick, ``settle()`` resolves the layout changes they caused (each level of
 nested layouts otherwise posts one more event), so the scroll positions are final and the window
 is painted once per tick rather than two or three times.
@@ -54,7 +62,15 @@ that costs under ~1.3 ms (an answer streaming at a normal speed) keeps the 16 ms
 MAX_FRAME_MS = 66
 """The pacing never spaces ticks further apart than this (15 frames a second)."""
 CATCH_UP_MS = 4
-"""Delay of a tick asked for ``soon`` (catching up with a backlog, one budget at a time)."""
+"""Delay of a tick asked for ``soon`` (catching up with a backlog, one budget at a time) while
+several views catch up at once: their slices leave the event loop this long in between for input,
+timers and the streams' reads."""
+SOLO_CATCH_UP_MS = 0
+"""The same when a single view catches up: its slices follow on the next event-loop pass (after the
+input, socket reads, timers and paint that wait), so one long answer costs no idle time."""
+BACKGROUND_MS = FRAME_MS
+"""Delay of a tick that only has background work (colouring) to do: at most one such frame per
+frame interval (each colouring step that finishes a code block lays it out and paints it again)."""
 
 _scheduler: FrameScheduler | None = None
 
@@ -75,6 +91,7 @@ class FrameScheduler(QObject):
         self._resume = resume_ms
         self._pending: dict[Hashable, Callable[[], None]] = {}
         self._soon: set[Hashable] = set()  # pending requests that catch up with a backlog
+        self._background: dict[Hashable, Callable[[], None]] = {}
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setTimerType(Qt.TimerType.PreciseTimer)
@@ -85,7 +102,9 @@ class FrameScheduler(QObject):
         self._measuring = 0.0
         self.deadline: float | None = None  # while a tick runs: when its budget ends (perf_counter)
 
-    def request(self, key: Hashable, callback: Callable[[], None], *, soon: bool = False) -> None:
+    def request(
+        self, key: Hashable, callback: Callable[[], None], *, soon: bool = False, background: bool = False
+    ) -> None:
         """Run ``callback()`` at the next tick (a pending request for ``key`` is replaced).
 
         Args:
@@ -94,12 +113,20 @@ class FrameScheduler(QObject):
             soon: catching up with work already received (a burst rendered a budget at a time):
                 the tick comes ``CATCH_UP_MS`` later rather than at the paced frame interval, so
                 the backlog is done in small slices with the event loop served in between.
+            background: work that may wait while anything else does (colouring code already
+                shown): it runs with what is left of a tick once no other request is pending.
         """
+        if background:
+            self._background[key] = callback
+            if not self._timer.isActive():
+                self._timer.start(BACKGROUND_MS)
+            return
         self._pending[key] = callback
         if soon:
             self._soon.add(key)
-            if not self._timer.isActive() or self._timer.remainingTime() > CATCH_UP_MS:
-                self._timer.start(CATCH_UP_MS)
+            wanted = SOLO_CATCH_UP_MS if len(self._soon) == 1 else CATCH_UP_MS
+            if not self._timer.isActive() or self._timer.remainingTime() > wanted:
+                self._timer.start(wanted)
         elif not self._timer.isActive():
             self._timer.start(self._delay(self._interval))
 
@@ -117,17 +144,18 @@ class FrameScheduler(QObject):
         """Forget the pending request of ``key`` (it rendered by itself, or is going away)."""
         self._pending.pop(key, None)
         self._soon.discard(key)
+        self._background.pop(key, None)
 
     def is_pending(self, key: Hashable) -> bool:
         """True while ``key`` waits for a tick."""
-        return key in self._pending
+        return key in self._pending or key in self._background
 
     def pending_count(self) -> int:
         """How many requests wait for a tick."""
-        return len(self._pending)
+        return len(self._pending) + len(self._background)
 
     def tick(self) -> None:
-        """Serve pending requests, oldest first, until the budget is spent."""
+        """Serve pending requests, oldest first, until the budget is spent; then background work."""
         self._timer.stop()
         self.ticks += 1
         start = time.perf_counter()
@@ -140,22 +168,48 @@ class FrameScheduler(QObject):
             if callback is None:
                 continue
             self._soon.discard(key)
-            try:
-                callback()
-            except RuntimeError as exc:  # the widget behind it was deleted meanwhile
-                log.debug("frame callback for %r failed: %s", key, exc)
-            except Exception:  # noqa: BLE001 - one broken view must not stop the others rendering
-                log.exception("frame callback for %r failed", key)
+            _run(key, callback)
             if i + 1 < len(batch) and time.perf_counter() - start >= limit:
-                catching_up = any(k in self._soon for k in self._pending)
-                self._timer.start(CATCH_UP_MS if catching_up else self._delay(self._resume))
                 break
+        if not self._pending:
+            for key in list(self._background):
+                if time.perf_counter() - start >= limit:
+                    break
+                callback = self._background.pop(key, None)
+                if callback is not None:
+                    _run(key, callback)
         self.deadline = None
+        self._schedule_next()
         settle()
         # The paint this tick caused runs as soon as control is back in the event loop (posted
         # events come before timers): a zero timer fires after it and measures the whole frame.
         self._measuring = start
         QTimer.singleShot(0, self._measured)
+
+    def _schedule_next(self) -> None:
+        """After a tick: when the next one runs, if anything is left (or was asked for meanwhile)."""
+        if self._pending:
+            catching_up = sum(1 for k in self._pending if k in self._soon)
+            if catching_up:
+                wanted = SOLO_CATCH_UP_MS if catching_up == 1 else CATCH_UP_MS
+            else:
+                wanted = self._delay(self._resume)
+        elif self._background:
+            wanted = BACKGROUND_MS
+        else:
+            return
+        if not self._timer.isActive() or self._timer.remainingTime() > wanted:
+            self._timer.start(wanted)
+
+
+def _run(key: Hashable, callback: Callable[[], None]) -> None:
+    """Run one request; a failing one is logged and does not stop the others rendering."""
+    try:
+        callback()
+    except RuntimeError as exc:  # the widget behind it was deleted meanwhile
+        log.debug("frame callback for %r failed: %s", key, exc)
+    except Exception:  # noqa: BLE001 - one broken view must not stop the others rendering
+        log.exception("frame callback for %r failed", key)
 
 
 def settle() -> None:

@@ -146,6 +146,13 @@ class MainWindow(QMainWindow):
         if context.settings_error:
             self.show_banner(context.settings_error, kind="warning", object_name="settingsErrorBanner")
         self._update_title()
+        context.after_load(self._on_services_loaded)
+
+    def _on_services_loaded(self) -> None:
+        """The context's deferred services are loaded: finish the nodes, then the first-run check."""
+        self.node_area.finish_loading()
+        self._update_cost()
+        self._maybe_check_first_run()
 
     @property
     def error_reporter(self) -> ErrorReporter:
@@ -338,8 +345,9 @@ class MainWindow(QMainWindow):
                      self.budget_check() if nodes else None)
 
     def budget_check(self) -> BudgetCheck | None:
-        """The tightest monthly budget (app-wide or this project's) and where it stands, or None."""
-        if self._context is None:
+        """The tightest monthly budget (app-wide or this project's) and where it stands, or None (also
+        until the context's services, the usage ledger among them, are loaded)."""
+        if self._context is None or not self._context.services_loaded:
             return None
         return self._context.budget_check(self.projects.monthly_budget)
 
@@ -386,8 +394,8 @@ class MainWindow(QMainWindow):
         self._maybe_check_first_run()
 
     def _maybe_check_first_run(self) -> None:
-        if self._context is not None and self.store is not None and self.isVisible() \
-                and not self._first_run_checked:
+        if self._context is not None and self._context.services_loaded and self.store is not None \
+                and self.isVisible() and not self._first_run_checked:
             self._first_run_checked = True
             self.check_first_run()
 
@@ -527,6 +535,17 @@ class MainWindow(QMainWindow):
         if self._shutdown_done:
             event.accept()
             return
+        if self._shutdown_task is None and self._context is not None and not self._tasks \
+                and not self._context.needs_async_close():
+            # Nothing to await (the deferred services never loaded, e.g. --smoke-test): close now.
+            self._release()
+            self._context.close_now()
+            if self._error_reporter is not None:
+                self._error_reporter.uninstall()
+            self._shutdown_done = True
+            event.accept()
+            self.closed.emit()
+            return
         event.ignore()
         if self._shutdown_task is None:
             self._shutdown_task = self._hold(self._shutdown_then_close())
@@ -546,16 +565,20 @@ class MainWindow(QMainWindow):
         self.projects.autosave.stop()
         await cancel_and_wait([t for t in self._tasks if t is not self._shutdown_task])
         try:
-            await self.context.runtime.aclose()
+            await self.context.stop_runs()
         except Exception:
             log.exception("stopping the runs failed")
+        self._release()
+        await self.context.aclose()
+        if self._error_reporter is not None:
+            self._error_reporter.uninstall()
+
+    def _release(self) -> None:
+        """Save the project, release it and shut the nodes down (the runs are stopped)."""
         self.save_project()
         if self.projects.store is not None:
             self.projects.store.release()  # another window or instance may now take the project over
         self.node_area.shutdown()
-        await self.context.aclose()
-        if self._error_reporter is not None:
-            self._error_reporter.uninstall()
 
 
 def _display_path(path: Path) -> str:

@@ -27,6 +27,7 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.parser_block import ParserBlock
 from markdown_it.rules_block import StateBlock
+from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 from mdit_py_plugins.tasklists import tasklists_plugin
 
@@ -44,6 +45,8 @@ __all__ = [
     "document_css",
     "safe_link",
     "block_starts",
+    "block_parse",
+    "render_tokens",
     "code_block_html",
 ]
 
@@ -190,14 +193,32 @@ def block_starts(src: str, env: dict[str, Any]) -> list[tuple[int, int, str]]:
         One entry per top-level block, in order (reference definitions make no block); the type
         is markdown-it's opening token type (``paragraph_open``, ``fence``, ``bullet_list_open``...).
     """
+    return block_parse(src, env)[0]
+
+
+def block_parse(src: str, env: dict[str, Any]) -> tuple[list[tuple[int, int, str]], list[list[Token]]]:
+    """``block_starts``, and the block-level tokens of each top-level block (for ``render_tokens``).
+
+    Args:
+        src: Markdown source (lines separated by ``\\n``).
+        env: markdown-it environment (reference definitions are added to ``env["references"]``).
+
+    Returns:
+        The starts (as ``block_starts``) and, per start, the tokens from it to the next start.
+    """
     state = StateBlock(src, _MD, env, [])
     _MD.block.tokenize(state, 0, state.lineMax)
     out: list[tuple[int, int, str]] = []
-    for tok in state.tokens:
+    firsts: list[int] = []
+    tokens = state.tokens
+    for i, tok in enumerate(tokens):
         if tok.level == 0 and tok.nesting >= 0 and tok.map is not None:
             line = tok.map[0]
             out.append((line, state.bMarks[line], tok.type))
-    return out
+            firsts.append(i)
+    ends = [*firsts[1:], len(tokens)] if firsts else []
+    groups = [tokens[a:b] for a, b in zip(firsts, ends, strict=True)]
+    return out, groups
 
 
 # ---------------------------------------------------------------------------------------------
@@ -422,3 +443,50 @@ def render_markdown_blocks(
     except Exception:  # untrusted input must never break the transcript: show it as text instead
         log.exception("Markdown rendering failed; showing %d characters as plain text", len(text))
         return [MarkdownBlock(render_plain(text))]
+
+
+_AFTER_BLOCK = [
+    rule.fn for rule in _MD.core.ruler.__rules__ if rule.enabled and rule.name not in ("normalize", "block")
+]
+"""markdown-it's core rules that run after the block parse (inline parsing, text joining, task lists)."""
+
+
+def render_tokens(
+    tokens: list[Token],
+    source: str,
+    theme: MarkdownTheme | None = None,
+    *,
+    references: dict[str, Any] | None = None,
+    highlight: bool = True,
+    spans: bool = True,
+) -> list[MarkdownBlock]:
+    """``render_markdown_blocks(source, ...)`` from the block-level tokens ``block_parse`` gave for it.
+
+    A streamed answer's blocks were already parsed at block level to find where they end; this
+    finishes that parse (inline content, task lists) instead of parsing the block again. Source
+    that markdown-it would normalise first (``\\r``, NUL) is parsed again from ``source``.
+
+    Args:
+        tokens: one top-level block's tokens from ``block_parse`` (used up: they are completed in
+            place).
+        source: that block's Markdown source.
+        theme: Colours; the light default when None.
+        references: Link reference definitions known so far. Not modified.
+        highlight: as in ``render_markdown_blocks``.
+        spans: as in ``render_markdown_blocks``.
+
+    Returns:
+        The same blocks as ``render_markdown_blocks(source, ...)``.
+    """
+    if "\r" in source or "\0" in source:
+        return render_markdown_blocks(source, theme, references=references, highlight=highlight, spans=spans)
+    env: dict[str, Any] = {"references": dict(references)} if references else {}
+    try:
+        state = StateCore("", _MD, env)
+        state.tokens = tokens
+        for rule in _AFTER_BLOCK:
+            rule(state)
+        return _Renderer(theme or MarkdownTheme(), highlight, spans).blocks(state.tokens)
+    except Exception:  # untrusted input must never break the transcript: show it as text instead
+        log.exception("Markdown rendering failed; showing %d characters as plain text", len(source))
+        return [MarkdownBlock(render_plain(source))]

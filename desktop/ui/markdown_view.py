@@ -179,7 +179,7 @@ class MarkdownView(QTextBrowser):
         if shared is not None:
             budget = max(0.0, min(budget, shared - time.perf_counter()))
         if self.colourer.busy and self.colourer.step(budget):
-            frames.request(key, self._colour, soon=True)
+            frames.request(key, self._colour, background=True)
         else:
             frames.cancel(key)
 

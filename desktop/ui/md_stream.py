@@ -21,7 +21,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from desktop.ui.markdown import block_starts
+from markdown_it.token import Token
+
+from desktop.ui.markdown import block_parse
 
 __all__ = ["BlockStream", "PARSE_LIMIT"]
 
@@ -38,12 +40,14 @@ class BlockStream:
         closed_end: offset where the open tail starts (everything before it was handed out).
         references: link reference definitions seen so far (markdown-it's ``env["references"]``).
         parses: how many times the tail was tokenised (for tests and benchmarks).
+        tokens: the block-level tokens of each block the last ``advance`` returned, in order.
     """
 
     def __init__(self) -> None:
         self.closed_end = 0
         self.references: dict[str, Any] = {}
         self.parses = 0
+        self.tokens: list[list[Token]] = []
         self._parsed_to = 0  # end of the complete lines last looked at
         self._tokenised_size = 0  # size of the tail at its last tokenisation
         self._fence_close: re.Pattern[str] | None = None
@@ -56,6 +60,8 @@ class BlockStream:
     def advance(self, text: str) -> list[str]:
         """The sources of the blocks of ``text`` that became complete since the last call.
 
+        ``tokens`` then holds, per block returned, its block-level tokens (``render_tokens``).
+
         Args:
             text: the whole text so far; it must extend the text of the previous calls.
 
@@ -64,6 +70,7 @@ class BlockStream:
             ``closed_end`` to the new one).
         """
         start = self.closed_end
+        self.tokens = []
         end = text.rfind("\n", start) + 1
         if end <= max(start, self._parsed_to):
             return []
@@ -79,7 +86,7 @@ class BlockStream:
     def _split(self, text: str, start: int, end: int) -> list[str]:
         complete = text[start:end]
         env: dict[str, Any] = {"references": self.references}
-        starts = block_starts(complete, env)
+        starts, groups = block_parse(complete, env)
         self.parses += 1
         self._tokenised_size = len(complete)
         out: list[str] = []
@@ -90,6 +97,7 @@ class BlockStream:
         if starts and starts[-1][2] in _ENDED_BY_BLANK_LINE and _ends_with_blank_line(complete):
             out.append(complete[prev:])
             prev = len(complete)
+        self.tokens = groups[: len(out)]
         self.closed_end = start + prev
         if out:
             self._tokenised_size = len(complete) - prev

@@ -19,11 +19,18 @@ import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from markdown_it.token import Token
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QSizePolicy, QVBoxLayout, QWidget
 
 from desktop.ui.frames import tick_deadline
-from desktop.ui.markdown import MarkdownBlock, MarkdownTheme, block_starts, render_markdown_blocks
+from desktop.ui.markdown import (
+    MarkdownBlock,
+    MarkdownTheme,
+    block_starts,
+    render_markdown_blocks,
+    render_tokens,
+)
 from desktop.ui.markdown_view import MarkdownView
 from desktop.ui.md_stream import BlockStream
 from desktop.ui.textflow import TextFlowView
@@ -44,9 +51,10 @@ __all__ = [
     "BLOCK_GAP",
     "RENDER_BUDGET",
     "ADVANCE_CHARS",
+    "BEHIND_COMMIT_INTERVAL",
 ]
 
-LIVE_MARKDOWN_LIMIT = 6000
+LIVE_MARKDOWN_LIMIT = 3000
 """While streaming, the open tail's complete lines are rendered as Markdown only up to this size."""
 LIVE_MARKDOWN_INTERVAL = 0.25
 """While streaming, the open tail is re-rendered at most this often (seconds)."""
@@ -61,9 +69,12 @@ BLOCK_GAP = 12
 """Space between two stacked body segments: Qt's collapsed margin between two paragraphs."""
 RENDER_BUDGET = 0.002
 """Seconds of block rendering one update of a streamed body may spend (at least one block)."""
-ADVANCE_CHARS = 3000
+ADVANCE_CHARS = 1500
 """New text one update of a streamed body looks at for complete blocks (whole lines; a burst is
 taken a slice at a time, so finding its blocks never costs more than this much parsing)."""
+BEHIND_COMMIT_INTERVAL = 0.033
+"""While a burst's blocks are rendered a budget at a time, what is shown changes at most this often
+(seconds): the slices in between only render, so they cost no layout and no paint."""
 
 
 class Segment(NamedTuple):
@@ -147,15 +158,32 @@ class _Stack:
         self.widgets: list[_SegmentWidget] = []
         self.specs: list[tuple[Segment, MarkdownTheme]] = []
 
-    def show(self, specs: list[Segment], theme: MarkdownTheme) -> None:
-        """Show ``specs``; a widget already showing the same spec is left alone."""
+    def show(self, specs: list[Segment], theme: MarkdownTheme, deadline: float | None = None) -> bool:
+        """Show ``specs``; a widget already showing the same spec is left alone.
+
+        Args:
+            specs: what to show, top to bottom.
+            theme: the theme they were rendered with.
+            deadline: ``time.perf_counter()`` after which no further segment is changed (at least
+                one is); None: all of them. With a deadline, new segment widgets are added hidden
+                (``MessageBody.held``): a half-done update costs no layout of the message and no
+                paint; they are shown together once everything is there.
+
+        Returns:
+            True when everything is shown; False when the deadline stopped it (call again: the
+            segments already shown are left alone).
+        """
         owner = self.owner
+        changed = False
         for i, spec in enumerate(specs):
             seg = self.widgets[i] if i < len(self.widgets) else None
             if seg is not None and i < len(self.specs):
                 old, old_theme = self.specs[i]
                 if (old is spec or old == spec) and old_theme == theme:
                     continue
+            if changed and deadline is not None and time.perf_counter() >= deadline:
+                return False
+            changed = True
             want = _KINDS[spec.kind]
             if type(seg) is not want:
                 donor = self.donor
@@ -172,6 +200,9 @@ class _Stack:
                     new.copy_message = owner.copy_message
                     new.setAccessibleName(owner.accessibleName())
                 if seg is None:
+                    if deadline is not None:  # shown with the rest once all of it is there
+                        new.hide()
+                        owner.held.append(new)
                     self.widgets.append(new)
                     self.layout.addWidget(new)
                 else:
@@ -196,6 +227,7 @@ class _Stack:
             seg.deleteLater()
         del self.widgets[len(specs) :]
         del self.specs[len(specs) :]
+        return True
 
 
 class MessageBody(QWidget):
@@ -208,6 +240,7 @@ class MessageBody(QWidget):
 
     Attributes:
         copy_message: handed to each segment for its "Copy message" context-menu entry.
+        pending: True when the last ``show_segments`` stopped at its deadline (call it again).
     """
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -227,6 +260,8 @@ class MessageBody(QWidget):
         self._closed, self._tail = stacks
         self._closed.donor = self._tail
         self.copy_message: Callable[[], None] | None = None
+        self.pending = False
+        self.held: list[_SegmentWidget] = []  # new segments kept hidden until an update is complete
 
     @property
     def segments(self) -> list[_SegmentWidget]:
@@ -240,11 +275,35 @@ class MessageBody(QWidget):
             seg.setAccessibleName(name)
 
     def show_segments(
-        self, specs: list[Segment], theme: MarkdownTheme, tail: list[Segment] | None = None
-    ) -> None:
-        """Show ``specs``, then ``tail`` (a streamed answer's open part); unchanged segments stay."""
-        self._closed.show(specs, theme)
-        self._tail.show(tail or [], theme)
+        self,
+        specs: list[Segment],
+        theme: MarkdownTheme,
+        tail: list[Segment] | None = None,
+        *,
+        deadline: float | None = None,
+    ) -> bool:
+        """Show ``specs``, then ``tail`` (a streamed answer's open part); unchanged segments stay.
+
+        Args:
+            specs: the closed segments.
+            theme: the theme they were rendered with.
+            tail: the open tail's segments.
+            deadline: ``time.perf_counter()`` after which no further closed segment is changed
+                (at least one is); the tail follows only once the closed segments are all shown
+                (it continues their text). None: everything now.
+
+        Returns:
+            True when everything is shown (``pending`` is the opposite).
+        """
+        done = self._closed.show(specs, theme, deadline)
+        if done:
+            self._tail.show(tail or [], theme)
+            held, self.held = self.held, []
+            for seg in held:
+                if seg in self._closed.widgets or seg in self._tail.widgets:
+                    seg.show()
+        self.pending = not done
+        return done
 
     def clear(self) -> None:
         """Show nothing."""
@@ -275,6 +334,8 @@ class StreamedBody:
         stream: which blocks are complete.
         blocks: the rendered closed blocks, in order.
         renders: how many times the renderer ran (closed blocks, tail updates and the final tail).
+        deadline: when the current update's budget ends (``time.perf_counter()``): the view
+            shows the segments up to then (``MessageBody.show_segments(deadline=...)``).
     """
 
     def __init__(self, theme: MarkdownTheme) -> None:
@@ -287,6 +348,7 @@ class StreamedBody:
         self._counts: list[int] = []  # how many blocks each closed source rendered to
         self._builder = SegmentBuilder()
         self._pending: list[str] = []  # closed sources waiting to be rendered
+        self._pending_tokens: list[list[Token] | None] = []  # their block-level tokens (None: parse)
         self._caught_up = True  # the stream has looked at every complete line of the text
         self._rendered_end = 0  # where the text of the rendered blocks ends
         self._finished = False
@@ -294,11 +356,23 @@ class StreamedBody:
         self._tail_from = -1
         self._tail_to = -1
         self._last_tail = 0.0
+        self._behind_shown: tuple[list[Segment], list[Segment]] | None = None
+        self._behind_at = 0.0
+        self.deadline: float | None = None
+        self._last: tuple[list[Segment], list[Segment]] | None = None  # what the last update returned
+        self._deferred = False  # the last update rendered, and left showing it to this one
+        self._ending = False  # the stream ended (``finish``): the open tail is the last block
 
     @property
     def busy(self) -> bool:
-        """True while closed blocks wait to be rendered (call ``live``/``finish`` again next frame)."""
-        return bool(self._pending) or not self._caught_up
+        """True while closed blocks wait to be rendered or shown (call ``live``/``finish`` again
+        next frame)."""
+        return (
+            bool(self._pending)
+            or not self._caught_up
+            or self._deferred
+            or self._ending and not self._finished
+        )
 
     def _advance(self, content: str) -> None:
         """Find the blocks closed in ``content``, looking at ``ADVANCE_CHARS`` of new text at most."""
@@ -307,7 +381,7 @@ class StreamedBody:
         limit = seen + ADVANCE_CHARS
         complete = content.rfind("\n") + 1
         if complete <= limit:
-            self._pending += stream.advance(content)
+            self._hand_out(stream.advance(content))
             self._caught_up = True
             return
         cut = content.rfind("\n", seen, limit) + 1
@@ -315,16 +389,28 @@ class StreamedBody:
             cut = content.find("\n", limit) + 1
         while cut < complete and content[cut] == "\n":  # and the blank lines after it (they end blocks)
             cut += 1
-        self._pending += stream.advance(content[:cut])
+        self._hand_out(stream.advance(content[:cut]))
         self._caught_up = cut >= complete
+
+    def _hand_out(self, sources: list[str]) -> None:
+        """Queue newly closed blocks for rendering, with their tokens (parsed once, not again)."""
+        tokens = self.stream.tokens
+        for i, source in enumerate(sources):
+            self._pending.append(source)
+            self._pending_tokens.append(tokens[i] if i < len(tokens) else None)
 
     def _render(self, source: str, *, highlight: bool = True) -> list[MarkdownBlock]:
         self.renders += 1
         refs: dict[str, Any] = self.stream.references
         return render_markdown_blocks(source, self.theme, references=refs, highlight=highlight, spans=False)
 
-    def _close(self, source: str) -> None:
-        blocks = self._render(source)
+    def _close(self, source: str, tokens: list[Token] | None) -> None:
+        if tokens is None:
+            blocks = self._render(source)
+        else:
+            self.renders += 1
+            refs: dict[str, Any] = self.stream.references
+            blocks = render_tokens(tokens, source, self.theme, references=refs, spans=False)
         for block in blocks:
             self.blocks.append(block)
             self._builder.add(block)
@@ -333,43 +419,97 @@ class StreamedBody:
         self._ref_counts.append(len(self.stream.references))
         self._rendered_end += len(source)
 
-    def _drain(self) -> None:
-        """Render pending closed blocks: at least one, then while ``RENDER_BUDGET`` lasts (and the
-        frame's budget shared by all nodes, ``tick_deadline``)."""
+    def _start_update(self) -> None:
+        """An update begins: it may spend ``RENDER_BUDGET`` (and no more than what is left of the
+        frame's budget shared by all nodes, ``tick_deadline``); ``deadline`` says until when."""
         deadline = time.perf_counter() + RENDER_BUDGET
         shared = tick_deadline()
-        if shared is not None:
-            deadline = min(deadline, shared)
+        self.deadline = deadline if shared is None else min(deadline, shared)
+
+    def _drain(self) -> None:
+        """Render pending closed blocks: at least one, then until ``deadline``."""
+        deadline = self.deadline
         if self._pending:
-            self._close(self._pending.pop(0))
-        while self._pending and time.perf_counter() < deadline:
-            self._close(self._pending.pop(0))
+            self._close(self._pending.pop(0), self._pending_tokens.pop(0))
+        while self._pending and (deadline is None or time.perf_counter() < deadline):
+            self._close(self._pending.pop(0), self._pending_tokens.pop(0))
 
     def _behind(self, content: str) -> tuple[list[Segment], list[Segment]]:
         """The segments while blocks wait: the rendered ones, then the next of the text as it is.
 
         Only ``BEHIND_CHARS`` of it: it moves on as blocks are rendered, and laying out all of a
-        long remainder again at every frame would cost more than rendering it.
+        long remainder again at every frame would cost more than rendering it. What is shown
+        changes at most every ``BEHIND_COMMIT_INTERVAL``; in between the same segments come back.
         """
-        closed = self._builder.segments
+        now = time.monotonic()
+        if self._behind_shown is not None and now - self._behind_at < BEHIND_COMMIT_INTERVAL:
+            return self._behind_shown  # the same segments: the view has nothing to do
+        closed = list(self._builder.segments)
         rest = content[self._rendered_end : self._rendered_end + BEHIND_CHARS]
-        return closed, [Segment("plain", rest, BLOCK_GAP if closed else 0)] if rest else []
+        shown = closed, [Segment("plain", rest, BLOCK_GAP if closed else 0)] if rest else []
+        self._behind_shown, self._behind_at = shown, now
+        return shown
+
+    def _time_left(self) -> bool:
+        return self.deadline is None or time.perf_counter() < self.deadline
+
+    def _work(self, content: str) -> bool:
+        """One update's rendering: pending blocks first, else the new text's block boundaries (once
+        the stream ended and every line was looked at: the open tail, as the last block).
+
+        Returns:
+            True when something was parsed or rendered (the update may have no time left to show
+            it: ``_deferred``).
+        """
+        parses = self.stream.parses
+        if not self._pending and not (self._finished or self._ending and self._caught_up):
+            self._advance(content)
+        worked = self.stream.parses != parses
+        if self._ending and self._caught_up and not self._finished:
+            self._finished = True
+            tail = self.stream.tail(content)
+            # Its reference definitions are needed first; a tail of definitions only renders nothing.
+            if tail.strip() and block_starts(tail, {"references": self.stream.references}):
+                self._pending.append(tail)
+                self._pending_tokens.append(None)
+            else:
+                self._rendered_end = len(content)
+        if self._pending and (not worked or self._time_left()):
+            self._drain()
+            worked = True
+        return worked
+
+    def _keep(self, shown: tuple[list[Segment], list[Segment]]) -> tuple[list[Segment], list[Segment]]:
+        """Remember what this update returns (copies: the builder's list grows in place)."""
+        self._last = (list(shown[0]), list(shown[1]))
+        return self._last
 
     def live(self, content: str) -> tuple[list[Segment], list[Segment]]:
         """The segments showing ``content`` (the whole text so far) while it streams.
 
+        An update that rendered something and has no time left returns what it returned last time
+        (the view has nothing to do) and leaves showing it to the next update, which then does
+        nothing else: parsing, rendering and showing each fit in a frame's budget with the others'.
+
         Returns:
             The closed blocks' segments (they only grow at the end) and the open tail's.
         """
-        self._advance(content)
-        self._drain()
+        self._start_update()
+        if self._deferred:
+            self._deferred = False
+        elif self._work(content) and not self._time_left() and self._last is not None:
+            self._deferred = True
+            return self._last
         if self.busy:
             self._tail_from = -1
-            return self._behind(content)
+            return self._keep(self._behind(content))
+        self._behind_shown = None  # what is shown next is newer than any earlier snapshot
         start = self.stream.closed_end
         closed = self._builder.segments
         gap = BLOCK_GAP if closed else 0
-        complete = content.rfind("\n", start) + 1
+        # Only the lines the stream has looked at: one that skipped parsing this time (it rendered
+        # instead) must not show a block that closed in the lines after them as part of the tail.
+        complete = min(content.rfind("\n", start) + 1, max(start, self.stream.parsed_to))
         now = time.monotonic()
         if self._tail_from != start:  # a block closed: the tail's Markdown part starts over
             self._tail, self._tail_to, self._tail_from = [], start, start
@@ -388,33 +528,31 @@ class StreamedBody:
         if rest:
             blank_before = content.endswith("\n\n", 0, self._tail_to)
             tail.append(Segment("plain", rest, BLOCK_GAP if (closed or tail) and blank_before else 0))
-        return closed, tail
+        return self._keep((closed, tail))
 
     def finish(self, content: str) -> tuple[list[Segment], list[Segment]]:
         """The final segments of ``content``: the open tail is rendered once (with colours).
 
-        When blocks are still waiting (``busy``), call again next frame with the same content.
+        While ``busy`` (blocks wait, or the last update had no time left to show what it
+        rendered), call again next frame with the same content.
         """
-        if not self._caught_up:
-            self._advance(content)
-        if not self._finished and self._caught_up:
-            self._finished = True
-            tail = self.stream.tail(content)
-            # Its reference definitions are needed first; a tail of definitions only renders nothing.
-            if tail.strip() and block_starts(tail, {"references": self.stream.references}):
-                self._pending.append(tail)
-            else:
-                self._rendered_end = len(content)
-        self._drain()
+        self._start_update()
+        self._ending = True
+        if self._deferred:
+            self._deferred = False
+        elif self._work(content) and not self._time_left() and self._last is not None:
+            self._deferred = True
+            return self._last
         if self.busy:
-            return self._behind(content)
+            return self._keep(self._behind(content))
+        self._behind_shown = None
         self._refresh_late_references()
         self._tail = []
         log.debug(
             "streamed body finished: %d characters, %d blocks, %d renders, %d block parses",
             len(content), len(self.blocks), self.renders, self.stream.parses,
         )
-        return self._builder.segments, []
+        return self._keep((self._builder.segments, []))
 
     def _refresh_late_references(self) -> None:
         """Render again the blocks that use a reference defined after they were rendered."""

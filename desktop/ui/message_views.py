@@ -383,9 +383,9 @@ class AssistantMessageView(MessageView):
             if not self._rendered_final or self._shown != content:
                 if streamed is not None:  # the end of a stream: only the open tail is rendered
                     closed, tail = streamed.finish(content)
-                    self.body.show_segments(closed, theme, tail)
+                    shown = self.body.show_segments(closed, theme, tail, deadline=streamed.deadline)
                     self._shown = content
-                    if streamed.busy:  # blocks of a burst still wait: next frame (``rendering()``)
+                    if streamed.busy or not shown:  # more to do: next frame (``rendering()``)
                         return
                     self._final = RenderedBody(content, theme, list(closed))
                 else:
@@ -407,12 +407,12 @@ class AssistantMessageView(MessageView):
                 self.body.clear()
             streamed = self._streamed = StreamedBody(theme)
         closed, tail = streamed.live(content)
-        self.body.show_segments(closed, theme, tail)
+        self.body.show_segments(closed, theme, tail, deadline=streamed.deadline)
         self._shown = content
 
     def rendering(self) -> bool:
-        """True while streamed blocks wait to be rendered: ``sync`` again at the next frame."""
-        return self._streamed is not None and self._streamed.busy
+        """True while streamed blocks wait to be rendered or shown: ``sync`` again at the next frame."""
+        return self._streamed is not None and (self._streamed.busy or self.body.pending)
 
     def set_theme(self, theme: MarkdownTheme) -> None:
         """Use ``theme`` from now on and re-render a finished body with it."""

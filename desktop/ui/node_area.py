@@ -87,6 +87,9 @@ class NodeArea(QObject):
         self.mdi.setTabsMovable(True)
         self.mdi.setDocumentMode(True)
         self.services: AppServices | None = None
+        self.defer_loading = False
+        """Build new nodes light (no transcript, no model listing) until :meth:`finish_loading`: the
+        app sets it while it opens the first project, before the first paint."""
         self.closing = False
         self._tabbed_action = tabbed_action
         self._subs: dict[str, QMdiSubWindow] = {}
@@ -166,7 +169,7 @@ class NodeArea(QObject):
         if state is None:
             state = new_node_state(len(self._nodes))
         place = place or fresh
-        node = ChatNodeWidget(state, self.services)
+        node = ChatNodeWidget(state, self.services, deferred=self.defer_loading)
         sub = QMdiSubWindow()
         sub.setObjectName("nodeSubWindow")
         sub.setWidget(node)
@@ -221,9 +224,13 @@ class NodeArea(QObject):
         from PySide6.QtCore import Qt
 
         if self._icon is None:
+            from PySide6.QtGui import QGuiApplication
+
             from desktop.ui.theme import app_icon
 
-            icon = app_icon()
+            icon = QGuiApplication.windowIcon()  # the app's, when it set one (no second load of the files)
+            if icon.isNull():
+                icon = app_icon()
             if icon.isNull():  # no icon files: a transparent pixmap instead of Qt's logo
                 pixmap = QPixmap(16, 16)
                 pixmap.fill(Qt.GlobalColor.transparent)
@@ -232,7 +239,9 @@ class NodeArea(QObject):
         return self._icon
 
     def _default_rect(self, index: int) -> QRect:
-        area = self.mdi.viewport().size()
+        # Before the window shows, the viewport has no size yet (and asking for it costs PySide6 a
+        # wrapper type's set-up, ~8 ms, on the start-up path): the window's size decides then.
+        area = self.mdi.viewport().size() if self.mdi.isVisible() else QSize()
         if area.width() < 300 or area.height() < 300:
             window = self.mdi.window()
             area = QSize(window.width() - 20, window.height() - 120)
@@ -369,6 +378,12 @@ class NodeArea(QObject):
     def _capture_all_geometry(self) -> None:
         for sub in self._subs.values():
             self.on_subwindow_geometry(sub)
+
+    def finish_loading(self) -> None:
+        """Build what the nodes opened with :attr:`defer_loading` left out; new nodes are built whole."""
+        self.defer_loading = False
+        for node in self.nodes():
+            node.loading.finish()
 
     def activate_first(self) -> None:
         """Make the first sub-window the active one, the keyboard focus in its message input (not

@@ -6,17 +6,18 @@ the ones the provider lists, fetched in the background) and reports the user's c
 
 from __future__ import annotations
 
-import asyncio
-import html
 import logging
 from collections.abc import Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
 from desktop.core.settings import Settings, choose_model
 from desktop.ui.node_header import NodeHeader
 from desktop.ui.services import AppServices
+
+if TYPE_CHECKING:
+    import asyncio
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +26,8 @@ __all__ = ["NodeModelChoice", "spawn"]
 
 def spawn(coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
     """Run ``coro`` as a task on the running (qasync) loop, or the policy's loop outside one."""
+    import asyncio
+
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
@@ -110,6 +113,8 @@ class NodeModelChoice(QObject):
         self._task = spawn(self._load_models(provider_id))
 
     async def _load_models(self, provider_id: str) -> None:
+        import asyncio
+
         picker = self._header.model_picker
         try:
             models = await self._services.list_models(provider_id)
@@ -118,6 +123,8 @@ class NodeModelChoice(QObject):
         except Exception as exc:  # noqa: BLE001 - listing is a convenience; typing a model still works
             log.info("could not list the models of %s: %s", provider_id, exc)
             if not self._closed:
+                import html
+
                 picker.setToolTip(f"<p>Could not list models: {html.escape(str(exc))}</p>")
             return
         if self._closed:

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QColor, QPalette
 
-from desktop.ui.markdown import MarkdownTheme
+if TYPE_CHECKING:
+    # The Markdown renderer loads with the transcript, after the window's first paint.
+    from desktop.ui.markdown import MarkdownTheme
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +107,8 @@ def node_colors(palette: QPalette) -> NodeColors:
 
 def markdown_theme(colors: NodeColors) -> MarkdownTheme:
     """The Markdown theme matching ``colors``."""
+    from desktop.ui.markdown import MarkdownTheme
+
     return MarkdownTheme(
         text=colors.text,
         code_bg=colors.code_bg,

@@ -14,15 +14,13 @@ permission. Always-allow grants of MCP servers live in the user's ``GrantStore``
 
 from __future__ import annotations
 
-import asyncio
 import logging
+import sys
 from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
-
-from desktop.ui.mcp_hub import McpHub, hub_for, server_key, short_status
 
 if TYPE_CHECKING:
     from PySide6.QtCore import SignalInstance
@@ -31,12 +29,13 @@ if TYPE_CHECKING:
     from desktop.core.chat.types import ToolCall
     from desktop.core.mcp import McpToolInfo, McpToolResult
     from desktop.core.project import NodeState
+    from desktop.ui.mcp_hub import McpHub
     from desktop.ui.node_header import NodeHeader
     from desktop.ui.services import AppServices
 
 log = logging.getLogger(__name__)
 
-__all__ = ["TOOLS_OFF_KEY", "NodeTools", "attach_node_tools", "read_tools_off"]
+__all__ = ["TOOLS_OFF_KEY", "NodeTools", "attach_node_tools", "hub_of", "read_tools_off"]
 
 TOOLS_OFF_KEY = "tools_off"
 """The node data key listing what the node switched off."""
@@ -78,17 +77,25 @@ class NodeTools(QObject):
     def __init__(self, node: ToolsHost, hub: McpHub | None) -> None:
         super().__init__(node if isinstance(node, QObject) else None)
         self._node = node
-        self._hub = hub
+        self._hub: McpHub | None = None
         self._data = node._state.data_extra  # noqa: SLF001 - the node's saved data; to_state copies it
         self._off = read_tools_off(self._data)
         self.menu = QMenu(node.header.tools_button)
         self.menu.setObjectName("toolsMenu")
         self.menu.aboutToShow.connect(self.fill_menu)
         node.header.tools_button.setMenu(self.menu)
-        if hub is not None:
-            hub.set_tools_off(node.node_id, self._off)
-            hub.signals.servers_changed.connect(self._update_button)
-            hub.signals.status_changed.connect(lambda _s: self._update_button())
+        self.bind_hub(hub)
+        self._update_button()
+
+    def bind_hub(self, hub: McpHub | None) -> None:
+        """Use ``hub`` (a node built before the app's services loaded gets it then); the first
+        hub given stays."""
+        if hub is None or self._hub is not None:
+            return
+        self._hub = hub
+        hub.set_tools_off(self._node.node_id, self._off)
+        hub.signals.servers_changed.connect(self._update_button)
+        hub.signals.status_changed.connect(lambda _s: self._update_button())
         self._update_button()
 
     # -- what is switched off ----------------------------------------------------------------------
@@ -138,6 +145,8 @@ class NodeTools(QObject):
                     if info is not None:
                         tools_by_server.setdefault(info.server, []).append(info)
             for name, status in statuses.items():
+                from desktop.ui.mcp_hub import server_key, short_status
+
                 key = server_key(name)
                 self._check(menu, key, f"{name} — {short_status(status)}", f"server:{name}")
                 if key in self._off:
@@ -176,6 +185,8 @@ class NodeTools(QObject):
             return
         header = self._node.header
         header.show_tools_status("Waiting for MCP servers to start: " + ", ".join(waiting) + "…")
+        import asyncio
+
         task = asyncio.current_task()
 
         def stop_waiting(_checked: bool = False) -> None:
@@ -245,4 +256,14 @@ class NodeTools(QObject):
 
 def attach_node_tools(node: ToolsHost, services: AppServices) -> NodeTools:
     """Give ``node`` its Tools menu and MCP support (the hub is found through the services' runtime)."""
-    return NodeTools(node, hub_for(services.runtime))
+    return NodeTools(node, hub_of(services))
+
+
+def hub_of(services: AppServices) -> McpHub | None:
+    """The MCP hub of the context ``services`` come from, when it exists (None: not loaded yet, or
+    no app context at all)."""
+    if "desktop.ui.mcp_hub" not in sys.modules:
+        return None  # no hub can exist before its module is loaded (keeps the start-up path light)
+    from desktop.ui.mcp_hub import hub_for
+
+    return hub_for(services.runtime)

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Protocol
 from PySide6.QtCore import QObject, Signal
 
 from desktop.core.chat.conversation import Conversation, new_id, now_ms
-from desktop.core.chat.loop import ApprovalDecision
 from desktop.core.chat.types import ChatMessage
 from desktop.core.chat.versions import (
     VersionControl,
@@ -28,9 +27,10 @@ from desktop.core.chat.versions import (
     version_controls,
 )
 from desktop.core.project import NodeState, new_node_state
-from desktop.ui.message_views import MessageView
 
 if TYPE_CHECKING:
+    from desktop.core.chat.loop import ApprovalDecision
+    from desktop.ui.message_views import MessageView
     from desktop.ui.transcript import Transcript
 
 
@@ -105,8 +105,11 @@ class NodeVersions(QObject):
         self._approve = approve
         self._controls_key: object = None
         self._controls: dict[str, VersionControl] = {}
-        node.transcript.view_created.connect(self.setup_view)
-        node.transcript.message_action.connect(self.apply)
+
+    def connect_transcript(self, transcript: Transcript) -> None:
+        """Follow ``transcript`` (the node's, once built): set up its rows and apply their actions."""
+        transcript.view_created.connect(self.setup_view)
+        transcript.message_action.connect(self.apply)
 
     # -- the rows
 

@@ -130,7 +130,7 @@ class ProjectController(QObject):
             store.archive_messages(node_id, messages)
 
         self._area.services = AppServices(
-            runtime=context.runtime,
+            runtime=context.runtime_handle,
             bridge=context.bridge,
             settings=context.effective_settings,
             list_models=context.list_models,
@@ -138,6 +138,7 @@ class ProjectController(QObject):
             read_archive=store.read_archive,
             budget_check=lambda: context.budget_check(self.monthly_budget),
             open_budget_settings=lambda scope: self.open_budget_settings(scope),
+            load_services=context.load_services,
         )
         self._extra = dict(project.extra)
         for name in ("projectCorruptBanner", "projectReadOnlyBanner", "projectRequestsBanner",
@@ -179,12 +180,23 @@ class ProjectController(QObject):
         if self._extra.get(VIEW_MODE_KEY) == "tabbed":
             self._area.set_tabbed(True)
         self._area.activate_first()
-        from desktop.ui.mcp_window import project_opened as mcp_project_opened
-
-        mcp_project_opened(self._window, self._banners, context, folder)  # MCP: trust banner, start
+        context.after_load(lambda: self._mcp_opened(store, folder))  # MCP: once the services are loaded
         self.opened.emit(str(folder), new_nodes)
         if fresh and not store.read_only:
+            # Written at once; at start-up right after the first paint (closing saves it in any case).
+            context.after_load(lambda: self._save_if_open(store))
+
+    def _save_if_open(self, store: ProjectStore) -> None:
+        if self.store is store:
             self.save()
+
+    def _mcp_opened(self, store: ProjectStore, folder: Path) -> None:
+        """MCP for the opened project (trust banner, start), unless another project replaced it since."""
+        if self.store is not store:
+            return
+        from desktop.ui.mcp_window import project_opened as mcp_project_opened
+
+        mcp_project_opened(self._window, self._banners, self._context(), folder)
 
     def _read_only_banner(self, reason: str, *, hint: str = "Take over once it is closed there.") -> None:
         banner = self._banner(f"{reason}. {hint}", "warning", "projectReadOnlyBanner")

@@ -2,7 +2,8 @@
 
 The main window builds one ``AppServices`` and hands it to every ``ChatNodeWidget``; tests
 build one around a fake provider. Keeping the node's dependencies explicit keeps the node
-testable without a main window.
+testable without a main window. :class:`LazyRuntime` lets a node be built (and typed into) before
+the chat runtime, and the network stack behind it, are loaded.
 """
 
 from __future__ import annotations
@@ -10,11 +11,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from desktop.core.chat.cost import Price
-    from desktop.core.chat.runtime import ChatRuntime
+    from desktop.core.chat.loop import ApprovalDecision
+    from desktop.core.chat.runtime import ChatRuntime, ChatSendRequest, ChatSendResult
     from desktop.core.chat.types import ChatMessage
     from desktop.core.settings import Settings
     from desktop.core.usage import BudgetCheck
@@ -22,7 +24,63 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["AppServices"]
+__all__ = ["AppServices", "NodeRuntime", "LazyRuntime"]
+
+
+class NodeRuntime(Protocol):
+    """What a node uses of the chat runtime (a ``ChatRuntime`` or a :class:`LazyRuntime`)."""
+
+    def is_busy(self, node_id: str) -> bool:
+        """True while a run of ``node_id`` is in progress."""
+        ...
+
+    def stop(self, node_id: str) -> None:
+        """Stop the run of ``node_id``."""
+        ...
+
+    def approve(self, node_id: str, call_id: str, decision: ApprovalDecision) -> None:
+        """Answer the pending approval ``call_id`` of ``node_id``."""
+        ...
+
+    async def send(self, req: ChatSendRequest) -> ChatSendResult:
+        """Run one send to its end."""
+        ...
+
+
+class LazyRuntime:
+    """The chat runtime as the nodes see it, usable before the runtime itself is loaded.
+
+    Queries (``is_busy``, ``stop``) answer from the loaded runtime, or "nothing runs" before it is
+    loaded; ``send`` and ``approve`` load it first when needed, so a message sent before the app's
+    deferred services are ready still goes out.
+
+    Args:
+        load: Returns the runtime, creating it (and importing what it needs) on the first call.
+        loaded: Returns the runtime when it exists already, else None (never loads it).
+    """
+
+    def __init__(self, load: Callable[[], ChatRuntime], loaded: Callable[[], ChatRuntime | None]) -> None:
+        self._load = load
+        self._loaded = loaded
+
+    def is_busy(self, node_id: str) -> bool:
+        """True while a run of ``node_id`` is in progress (never before the runtime exists)."""
+        runtime = self._loaded()
+        return runtime is not None and runtime.is_busy(node_id)
+
+    def stop(self, node_id: str) -> None:
+        """Stop the run of ``node_id`` (nothing runs before the runtime exists)."""
+        runtime = self._loaded()
+        if runtime is not None:
+            runtime.stop(node_id)
+
+    def approve(self, node_id: str, call_id: str, decision: ApprovalDecision) -> None:
+        """Answer the pending approval ``call_id`` of ``node_id``."""
+        self._load().approve(node_id, call_id, decision)
+
+    async def send(self, req: ChatSendRequest) -> ChatSendResult:
+        """Run one send to its end, loading the runtime first when it is not loaded yet."""
+        return await self._load().send(req)
 
 
 @dataclass
@@ -30,7 +88,7 @@ class AppServices:
     """Application services shared by every chat node.
 
     Attributes:
-        runtime: The chat runtime (send / stop / approve / is_busy).
+        runtime: The chat runtime (send / stop / approve / is_busy), or a :class:`LazyRuntime`.
         bridge: Delivers runtime events: ``event_received(node_id, event)`` for all nodes, and
             ``subscribe(node_id, callback)`` for one node's events only (what nodes use).
         settings: Returns the current settings (they change when the user saves the dialog).
@@ -41,9 +99,11 @@ class AppServices:
         budget_check: Returns the tightest monthly budget and its state (None: no budget); a node
             holds a send while it is spent.
         open_budget_settings: Shows where a budget of that scope (``app`` / ``project``) is set.
+        load_services: Loads the app's deferred services (the window's context calls it right after
+            the first paint; a send that comes first calls it itself). None: nothing is deferred.
     """
 
-    runtime: ChatRuntime
+    runtime: NodeRuntime
     bridge: RuntimeBridge
     settings: Callable[[], Settings]
     list_models: Callable[[str], Awaitable[list[str]]]
@@ -51,6 +111,7 @@ class AppServices:
     read_archive: Callable[[str], list[ChatMessage]] | None = None
     budget_check: Callable[[], BudgetCheck | None] | None = None
     open_budget_settings: Callable[[str], object] | None = None
+    load_services: Callable[[], object] | None = None
     _overrides_key: object = field(default=None, init=False, repr=False)
     _overrides: dict[str, Price] = field(default_factory=dict, init=False, repr=False)
     overrides_version: int = field(default=0, init=False)

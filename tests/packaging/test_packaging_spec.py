@@ -86,6 +86,14 @@ def test_spec_collects_keyring_metadata_backends_and_entry_points(spec_calls: di
     assert "resources/icons" in dests
 
 
+def test_spec_collects_the_app_modules_loaded_by_name(spec_calls: dict[str, Any]) -> None:
+    """``desktop.core.chat`` and ``desktop.core.usage`` load their modules on first use of a name (start-up
+    stays light); the bundle must hold those modules although no plain import statement names them."""
+    hidden = set(spec_calls["Analysis"]["hiddenimports"])
+    assert {"desktop.core.chat.runtime", "desktop.core.chat.loop", "desktop.core.usage._tally",
+            "desktop.core.usage._report", "desktop.core.usage._recorder"} <= hidden
+
+
 def test_spec_collects_the_mcp_sdk(spec_calls: dict[str, Any]) -> None:
     import importlib.metadata
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QComboBox, QLabel, QPlainTextEdit, QPushButton, QWidget
+from PySide6.QtWidgets import QApplication, QComboBox, QLabel, QPlainTextEdit, QPushButton, QWidget
 from test_chat_node_support import NodeEnv, fake_settings, make_env  # noqa: F401
 
 from desktop.core.chat.types import ChatEvent, ChatMessage, Delta, Done, Usage
@@ -46,7 +46,8 @@ def chat_requests(env: NodeEnv) -> list[Any]:
 
 
 def idle(env: NodeEnv) -> bool:
-    return not env.node.is_busy()
+    """The run ended and what it streamed is shown (the frames after Done included)."""
+    return not env.node.is_busy() and not env.node.transcript.is_rendering()
 
 
 def test_object_names_and_initial_state(qtbot: Any, make_env: Any) -> None:
@@ -470,3 +471,32 @@ def test_the_input_completes_exactly_the_commands_help_lists() -> None:
     from desktop.ui.chat_input import SLASH_COMPLETIONS
 
     assert list(SLASH_COMPLETIONS) == list(COMMAND_HELP)
+
+
+def test_a_typed_character_is_painted_before_the_key_handler_returns(qtbot: Any, make_env: Any) -> None:
+    # While other nodes stream, the window's next paint waits behind their rendering and network
+    # reads; the input paints itself synchronously instead, so the character shows at once.
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtGui import QKeyEvent
+
+    env = make_env()
+    box = env.node.chat_input
+    window = box.window()
+    window.show()
+    qtbot.waitUntil(lambda: window.windowHandle() is not None and window.windowHandle().isExposed())
+    paints: list[str] = []
+
+    class Spy(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt API
+            if event.type() == QEvent.Type.Paint:
+                paints.append(box.toPlainText())
+            return False
+
+    spy = Spy()
+    box.viewport().installEventFilter(spy)
+    try:
+        press = QKeyEvent(QEvent.Type.KeyPress, Qt.Key.Key_A, Qt.KeyboardModifier.NoModifier, "a")
+        QApplication.sendEvent(box, press)  # no event processing between the key and the check
+        assert paints and paints[-1] == "a"
+    finally:
+        box.viewport().removeEventFilter(spy)

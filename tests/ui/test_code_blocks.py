@@ -123,6 +123,8 @@ def test_copy_buttons_follow_streamed_and_replaced_content(qtbot: Any) -> None:
         msg.content = text[:end]
         view.sync(msg, live=True)
     view.sync(msg, live=False)
+    while view.rendering():  # the frames after Done (the transcript schedules them)
+        view.sync(msg, live=False)
 
     def visible() -> list[QToolButton]:
         return [b for b in view.findChildren(QToolButton, "copyCodeButton") if b.isVisible()]

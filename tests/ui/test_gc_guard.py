@@ -45,10 +45,56 @@ def test_collects_cycles_on_the_gui_thread_only(qtbot: Any) -> None:
 
         keep = [[] for _ in range(gc.get_threshold()[0] + 10)]  # pass generation 0's threshold
         qtbot.waitUntil(lambda: ref() is None, timeout=3000)
-        del keep
+        keep.clear()
         assert set(_Node.finalized_on) == {threading.main_thread().name}
     finally:
         collector.stop()
         if was_enabled:
             gc.enable()
     assert gc.isenabled() == was_enabled
+
+
+def _make_full_collection_due() -> list[list[int]]:
+    """Pass the thresholds of all three generations (as a long busy session does); keep the result
+    alive until the check (freeing the objects would take generation 0 back under its threshold)."""
+    t0, _t1, t2 = gc.get_threshold()
+    for _ in range(t2 + 1):
+        gc.collect(1)  # each collection of generation 1 counts towards generation 2
+    for _ in range(gc.get_threshold()[1] + 1):
+        gc.collect(0)  # each collection of generation 0 counts towards generation 1
+    return [[] for _ in range(t0 + 10)]  # pass generation 0's threshold
+
+
+def test_a_full_collection_waits_while_frames_render_then_runs_when_idle(monkeypatch: Any) -> None:
+    import desktop.ui.gc_guard as guard
+
+    busy = [True]
+    was_enabled = gc.isenabled()
+    collector = GuiThreadCollector(interval_ms=60_000, busy=lambda: busy[0])
+    keep: list[list[list[int]]] = []  # freeing it would take generation 0 back under its threshold
+    try:
+        keep.append(_make_full_collection_due())
+        assert gc.get_count()[2] > gc.get_threshold()[2]
+        collector.check()
+        assert collector.deferred == 1
+        assert gc.get_count()[2] > gc.get_threshold()[2]  # generation 2 not collected yet
+        busy[0] = False
+        keep.append(_make_full_collection_due())
+        collector.check()
+        assert gc.get_count()[2] == 0 and collector.deferred == 1  # collected at the idle check
+
+        busy[0] = True  # busy for longer than MAX_DEFER_S: collected anyway
+        clock = [1000.0]
+        monkeypatch.setattr(guard.time, "monotonic", lambda: clock[0])
+        keep.append(_make_full_collection_due())
+        collector.check()
+        assert collector.deferred == 2
+        clock[0] += guard.MAX_DEFER_S
+        keep.append(_make_full_collection_due())
+        collector.check()
+        assert gc.get_count()[2] == 0
+        keep.clear()
+    finally:
+        collector.stop()
+        if was_enabled:
+            gc.enable()

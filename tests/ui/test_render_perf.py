@@ -202,7 +202,14 @@ def test_one_frame_budget_is_shared_by_every_streamed_body(qapp: Any, monkeypatc
         clock[0] += 0.001  # every block render costs 1 ms of the fake clock
         return real_render(*args, **kwargs)
 
+    real_tokens = body_mod.render_tokens
+
+    def render_tokens(*args: Any, **kwargs: Any) -> Any:
+        clock[0] += 0.001  # a closed block is rendered from the tokens of its split: the same cost
+        return real_tokens(*args, **kwargs)
+
     monkeypatch.setattr(body_mod, "render_markdown_blocks", render)
+    monkeypatch.setattr(body_mod, "render_tokens", render_tokens)
     monkeypatch.setattr(body_mod, "RENDER_BUDGET", 0.010)  # each body alone would render 10 blocks
     sched = FrameScheduler(interval_ms=1, budget_ms=4.5, resume_ms=1)
     monkeypatch.setattr(frames_mod, "_scheduler", sched)

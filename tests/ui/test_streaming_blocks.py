@@ -19,7 +19,7 @@ from test_chat_node_support import NodeEnv, make_env  # noqa: F401
 
 from desktop.core.chat.types import ChatMessage, Delta, Done
 from desktop.ui import message_body
-from desktop.ui.markdown import MarkdownTheme, block_starts, render_markdown
+from desktop.ui.markdown import MarkdownTheme, block_starts, render_markdown, render_tokens
 from desktop.ui.md_stream import PARSE_LIMIT, BlockStream
 from desktop.ui.message_views import AssistantMessageView
 
@@ -73,14 +73,22 @@ def test_closed_blocks_are_exactly_the_one_shot_blocks(size: int) -> None:
 def pieces_render_like_the_whole(text: str, cuts: list[int]) -> None:
     stream = BlockStream()
     sources: list[str] = []
+    tokens: list[Any] = []
     for cut in [*cuts, len(text)]:
         sources += stream.advance(text[:cut])
+        tokens += stream.tokens
+    assert len(tokens) == len(sources)  # each closed block comes with its block-level tokens
     sources.append(stream.tail(text))
     assert "".join(sources) == text
     refs: dict[str, Any] = {}
     block_starts(text, {"references": refs})
+    whole = render_markdown(text)
     pieces = "".join(render_markdown(src, references=refs) for src in sources)
-    assert pieces == render_markdown(text)
+    assert pieces == whole
+    # Rendering the closed blocks from the tokens their split produced (not parsed again) too.
+    from_tokens = [b.html for tok, src in zip(tokens, sources, strict=False)
+                   for b in render_tokens(tok, src, references=refs)]
+    assert "".join(from_tokens) + render_markdown(sources[-1], references=refs) == whole
 
 
 @settings(max_examples=300, deadline=None)
@@ -135,12 +143,25 @@ class Recorder:
     def __init__(self, monkeypatch: Any) -> None:
         self.calls: list[tuple[str, bool]] = []
         real = message_body.render_markdown_blocks
+        real_tokens = message_body.render_tokens
 
         def recording(text: str, theme: Any = None, **kw: Any) -> Any:
             self.calls.append((text, bool(kw.get("highlight", True))))
             return real(text, theme, **kw)
 
+        def recording_tokens(tokens: Any, source: str, theme: Any = None, **kw: Any) -> Any:
+            self.calls.append((source, bool(kw.get("highlight", True))))  # a block parsed once, rendered
+            return real_tokens(tokens, source, theme, **kw)
+
         monkeypatch.setattr(message_body, "render_markdown_blocks", recording)
+        monkeypatch.setattr(message_body, "render_tokens", recording_tokens)
+
+
+def end_stream(view: AssistantMessageView, msg: ChatMessage) -> None:
+    """Done, then the frames the transcript schedules while the view says it is still rendering."""
+    view.sync(msg, live=False)
+    while view.rendering():
+        view.sync(msg, live=False)
 
 
 def make_view(qtbot: Any, content: str = "") -> tuple[AssistantMessageView, ChatMessage]:
@@ -177,7 +198,7 @@ def test_complete_blocks_render_once_and_done_costs_at_most_one_render(qtbot: An
     kept = list(view.body.segments)
     before = len(rec.calls)
     msg.content = text
-    view.sync(msg, live=False)
+    end_stream(view, msg)
     assert len(rec.calls) - before <= 1  # the tail only
     assert view.body.segments[: len(kept) - 3] == kept[: len(kept) - 3]  # no swap of the whole view
     one_shot, _ = make_view(qtbot, text)
@@ -196,7 +217,7 @@ def test_done_right_after_the_last_frame_renders_only_the_tail(qtbot: Any, monke
     msg.content = text
     view.sync(msg, live=True)
     before = len(rec.calls)
-    view.sync(msg, live=False)
+    end_stream(view, msg)
     assert rec.calls[before:] == [("Last one.", True)]
     closed = [src for src, hl in rec.calls if hl][:-1]
     assert closed == [f"Paragraph {i} with *some* markup.\n\n" for i in range(50)]
@@ -218,7 +239,7 @@ def test_a_huge_paragraph_and_code_block_are_never_rerendered_whole_while_stream
     assert all(len(src) <= message_body.LIVE_MARKDOWN_LIMIT for src, hl in live_calls if not hl)
     assert [src for src, hl in live_calls if hl] == [para + "\n\n"]  # the paragraph, once, when closed
     msg.content = text
-    view.sync(msg, live=False)
+    end_stream(view, msg)
     assert rec.calls[len(live_calls) :] == [(f"```python\n{code}```\n", True)]
     assert view.toPlainText().rstrip("\n").endswith(code.rstrip("\n"))
 
@@ -232,7 +253,7 @@ def test_a_reference_defined_after_its_use_re_renders_that_block_only(qtbot: Any
         msg.content = text[:end]
         view.sync(msg, live=True)
     before = len(rec.calls)
-    view.sync(msg, live=False)
+    end_stream(view, msg)
     assert [src for src, _ in rec.calls[before:]] == [
         "[r1]: https://r.example\n\nLast.",  # the tail
         "Uses [the ref][R1] and [inline](https://a.example).\n\n",  # rendered before [r1] was known
@@ -261,26 +282,49 @@ def test_streaming_through_a_node_ends_as_a_one_shot_render(qtbot: Any, make_env
 def test_a_burst_is_rendered_a_budget_at_a_time_showing_its_text_meanwhile(
     qtbot: Any, monkeypatch: Any
 ) -> None:
-    monkeypatch.setattr(message_body, "RENDER_BUDGET", 0.0)  # one block per update
+    monkeypatch.setattr(message_body, "RENDER_BUDGET", 0.0)  # one unit of work per update
     rec = Recorder(monkeypatch)
     text = "".join(f"Paragraph {i} with *some* markup.\n\n" for i in range(30)) + "Last one."
     view, msg = make_view(qtbot)
     msg.content = text
     view.sync(msg, live=True)  # the whole answer arrives before the first frame
-    assert len(rec.calls) == 1 and view.rendering()
-    rest = text[len("Paragraph 0 with *some* markup.\n\n") :][: message_body.BEHIND_CHARS]
-    assert view.toPlainText().endswith(rest)  # what comes next shown as it is until it is rendered
-    view.sync(msg, live=False)  # Done: still one block per frame
+    assert view.rendering() and len(rec.calls) <= 1
+    assert view.toPlainText().startswith("Paragraph 0 with *some* markup.")  # shown as it is meanwhile
     updates = 1
     while view.rendering():
-        view.sync(msg, live=False)
+        view.sync(msg, live=True)
         updates += 1
-    assert updates == 30 and len(rec.calls) == 31  # 30 paragraphs, then the tail, each rendered once
+        shown = view.toPlainText()  # the start never goes missing, rendered or not yet
+        assert shown.startswith(("Paragraph 0 with some markup.", "Paragraph 0 with *some*"))
+    rendered = [src for src, hl in rec.calls if hl]
+    assert rendered == [f"Paragraph {i} with *some* markup.\n\n" for i in range(30)]
+    assert updates <= 2 * 30 + 5  # a block rendered, or shown, per update: never all at once
+    view.sync(msg, live=False)  # Done: the tail, once
+    while view.rendering():
+        view.sync(msg, live=False)
+    assert [src for src, hl in rec.calls if hl][-1] == "Last one."
+    assert len([src for src, hl in rec.calls if hl]) == 31  # every block rendered exactly once
     one_shot, _ = make_view(qtbot, text)
     one_shot.sync(ChatMessage(id="x", role="assistant", content=text, ts=0), live=False)
     assert view.toPlainText() == one_shot.toPlainText()
 
 
+def test_an_update_that_rendered_leaves_showing_it_to_the_next(qtbot: Any, monkeypatch: Any) -> None:
+    # With the frame's budget spent by rendering, the update returns what was returned last time
+    # (the view has nothing to do); the next update shows it and does nothing else.
+    monkeypatch.setattr(message_body, "RENDER_BUDGET", 0.0)
+    clock = [100.0]
+    monkeypatch.setattr(message_body.time, "monotonic", lambda: clock[0])
+    rec = Recorder(monkeypatch)
+    body = message_body.StreamedBody(MarkdownTheme())
+    text = "".join(f"Para {i}.\n\n" for i in range(3))
+    first = body.live(text)  # the first update always shows what it has
+    assert first == ([], [message_body.Segment("plain", text, 0)])
+    second = body.live(text)  # renders "Para 0." and has no time left: shows nothing new
+    assert second is first and len(rec.calls) == 1 and body.busy
+    clock[0] += message_body.BEHIND_COMMIT_INTERVAL
+    third = body.live(text)  # shows it, renders nothing
+    assert len(rec.calls) == 1 and len(third[0]) == 1 and "Para 0." in third[0][0].payload
 def test_a_node_catches_up_with_a_burst_over_frames(qtbot: Any, make_env: Any, monkeypatch: Any) -> None:
     monkeypatch.setattr(message_body, "RENDER_BUDGET", 0.0)
     env: NodeEnv = make_env()
@@ -310,4 +354,59 @@ def test_a_long_paragraph_keeps_its_text_view_when_it_closes(qtbot: Any) -> None
     assert len(flows) == 1 and flows[0].toPlainText() == para[: len(para) // 500 * 500]
     msg.content = para + "\n\nNext paragraph."
     view.sync(msg, live=True)  # the paragraph closes: shown by the same widget, now a closed segment
+    while view.rendering():
+        view.sync(msg, live=True)
     assert view.body.segments[0] is flows[0] and flows[0].toPlainText() == para
+
+
+def test_while_catching_up_the_view_changes_at_most_once_per_commit_interval(
+    qtbot: Any, monkeypatch: Any
+) -> None:
+    # A burst is rendered a block per update; the updates in between only render (no layout, no
+    # paint): the view is given the very same segments until BEHIND_COMMIT_INTERVAL has passed.
+    monkeypatch.setattr(message_body, "RENDER_BUDGET", 0.0)
+    clock = [100.0]
+    monkeypatch.setattr(message_body.time, "monotonic", lambda: clock[0])
+    text = "".join(f"Paragraph {i} with *some* markup.\n\n" for i in range(12)) + "Last one."
+    view, msg = make_view(qtbot)
+    msg.content = text
+    view.sync(msg, live=True)
+    streamed = view._streamed
+    assert streamed is not None and view.rendering()
+    first = view.toPlainText()
+    widgets = list(view.body.segments)
+    for _ in range(8):  # blocks rendered, nothing new shown
+        view.sync(msg, live=True)
+    rendered = len(streamed.blocks)
+    assert rendered >= 3
+    assert view.toPlainText() == first and list(view.body.segments) == widgets
+    clock[0] += message_body.BEHIND_COMMIT_INTERVAL
+    for _ in range(2):  # the interval passed: the next update that shows, shows them all
+        view.sync(msg, live=True)
+    assert view.toPlainText() != first
+    assert f"Paragraph {rendered - 1} with some markup." in view.toPlainText()
+    while view.rendering():
+        clock[0] += message_body.BEHIND_COMMIT_INTERVAL
+        view.sync(msg, live=False)
+    one_shot, _ = make_view(qtbot, text)
+    one_shot.sync(ChatMessage(id="x", role="assistant", content=text, ts=0), live=False)
+    assert view.toPlainText() == one_shot.toPlainText()  # the end is never held back
+
+
+def test_a_snapshot_from_before_a_newer_frame_is_never_shown_again(qtbot: Any, monkeypatch: Any) -> None:
+    monkeypatch.setattr(message_body, "RENDER_BUDGET", 0.0)
+    clock = [100.0]
+    monkeypatch.setattr(message_body.time, "monotonic", lambda: clock[0])
+    body = message_body.StreamedBody(MarkdownTheme())
+    text = "".join(f"Para {i}.\n\n" for i in range(3))
+    closed, _tail = body.live(text)  # busy: a snapshot, nothing rendered yet
+    assert body.busy and closed == []
+    while body.busy:
+        clock[0] += 0.001  # well within the interval: snapshots repeat while busy
+        closed, _tail = body.live(text)
+    payload = "".join(seg.payload for seg in closed)  # caught up: all of it shown, whatever the interval
+    assert all(f"Para {i}." in payload for i in range(3))
+    more = text + "".join(f"More {i}.\n\n" for i in range(3))
+    closed, _tail = body.live(more)  # busy again at once: a fresh snapshot, not an older one
+    payload = "".join(seg.payload for seg in closed)
+    assert all(f"Para {i}." in payload for i in range(3))

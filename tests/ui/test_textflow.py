@@ -148,6 +148,7 @@ def test_long_plain_answer_is_rendered_by_a_text_flow_and_markdown_stays(qtbot: 
     assert isinstance(view, AssistantMessageView)
     qtbot.waitUntil(lambda: "".join(parts).rstrip() in view.toPlainText() or "word" in view.toPlainText())
     env.bridge.broadcast(node.node_id, Done("end_turn", message_id="m1"))
+    qtbot.waitUntil(lambda: not node.transcript.is_rendering())
     kinds = [type(seg).__name__ for seg in view.body.segments]
     assert kinds == ["MarkdownView", "TextFlowView"]
     md = view.body.segments[0]
@@ -229,4 +230,40 @@ def test_catching_up_ticks_come_soon_even_after_a_tick_over_budget(qtbot: Any, m
     sched.request("c", slow)  # an ordinary request keeps the paced delay
     assert sched._timer.remainingTime() > CATCH_UP_MS
     sched.cancel("c")
+    sched._timer.stop()
+
+
+def test_background_work_waits_for_the_rest_and_uses_what_is_left(qtbot: Any, monkeypatch: Any) -> None:
+    from desktop.ui.frames import BACKGROUND_MS
+
+    clock = [1000.0]
+    monkeypatch.setattr("desktop.ui.frames.time.perf_counter", lambda: clock[0])
+    sched = FrameScheduler(interval_ms=16, budget_ms=4.0, resume_ms=16)
+    ran: list[str] = []
+
+    def costs(name: str, seconds: float) -> Any:
+        def run() -> None:
+            ran.append(name)
+            clock[0] += seconds
+
+        return run
+
+    sched.request("colour", costs("colour", 0.001), background=True)
+    assert sched.is_pending("colour") and sched.pending_count() == 1
+    assert 0 < sched._timer.remainingTime() <= BACKGROUND_MS
+    sched.request("a", costs("a", 0.004))
+    sched.request("b", costs("b", 0.004))
+    sched.tick()  # "a" spends the budget: "b" waits, and so does the background work
+    assert ran == ["a"]
+    sched.tick()
+    assert ran == ["a", "b"]  # nothing else pending after "b": the background work would go next,
+    sched.tick()  # but "b" spent the budget; this tick has it all
+    assert ran == ["a", "b", "colour"] and sched.pending_count() == 0
+    sched.request("colour", costs("colour", 0.001), background=True)
+    sched.request("c", costs("c", 0.001))
+    sched.tick()  # 1 ms of 4 for "c": the background work gets the rest of the same tick
+    assert ran[-2:] == ["c", "colour"]
+    sched.request("colour", costs("colour", 0.001), background=True)
+    sched.cancel("colour")
+    assert not sched.is_pending("colour") and sched.pending_count() == 0
     sched._timer.stop()

@@ -1,4 +1,13 @@
-"""The provider-agnostic chat core."""
+"""The provider-agnostic chat core.
+
+The chat loop and the runtime (``loop``, ``runtime``: they import asyncio) load on first use of one of
+their names, so the model, cost and export modules can be imported before the app's first paint.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from .commands import COMMAND_HELP, HELP_TEXT, CommandContext, CommandEffect, archive_failed_note, run_command
 from .conversation import (
@@ -40,8 +49,6 @@ from .cost import (
     price_for,
 )
 from .export import TokenTotals, code_fence, conversation_markdown, token_totals
-from .loop import DEFAULT_MAX_ITERATIONS, ChatLoopHooks, ChatLoopResult, run_chat_loop
-from .runtime import ChatRuntime, ChatRuntimeDeps, ChatSendRequest, ChatSendResult, create_chat_runtime
 from .summary import (
     cost_breakdown,
     cost_tooltip,
@@ -68,6 +75,27 @@ from .types import (
     Usage,
     UsageReport,
 )
+
+if TYPE_CHECKING:
+    from .loop import DEFAULT_MAX_ITERATIONS, ChatLoopHooks, ChatLoopResult, run_chat_loop
+    from .runtime import ChatRuntime, ChatRuntimeDeps, ChatSendRequest, ChatSendResult, create_chat_runtime
+
+_LAZY = {
+    "DEFAULT_MAX_ITERATIONS": "loop", "ChatLoopHooks": "loop", "ChatLoopResult": "loop",
+    "run_chat_loop": "loop", "ChatRuntime": "runtime", "ChatRuntimeDeps": "runtime",
+    "ChatSendRequest": "runtime", "ChatSendResult": "runtime", "create_chat_runtime": "runtime",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The loop's and the runtime's names, imported on first use (they pull in asyncio)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "cache_savings",

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._ledger import UsageLedger
 from ._periods import month_range
 
 if TYPE_CHECKING:
+    from ._ledger import UsageLedger
     from ._tally import MonthlyTally
 
 __all__ = [
@@ -128,6 +128,8 @@ def monthly_spend(
 
 def app_budget_status(ledger: UsageLedger | Path, limit: float, now: _dt.datetime) -> BudgetStatus:
     """The app-wide budget against every project's spending this month."""
+    from ._ledger import UsageLedger  # not at import: the settings read budgets at start-up, the ledger later
+
     book = ledger if isinstance(ledger, UsageLedger) else UsageLedger(ledger)
     spent, unpriced = monthly_spend(book, now)
     return budget_status(spent, limit, unpriced)
@@ -137,6 +139,8 @@ def project_budget_status(
     ledger: UsageLedger | Path, project: str | os.PathLike[str], limit: float, now: _dt.datetime
 ) -> BudgetStatus:
     """A project's budget against that project's spending this month."""
+    from ._ledger import UsageLedger  # not at import: the settings read budgets at start-up, the ledger later
+
     book = ledger if isinstance(ledger, UsageLedger) else UsageLedger(ledger)
     spent, unpriced = monthly_spend(book, now, project)
     return budget_status(spent, limit, unpriced)
