@@ -11,9 +11,10 @@ so showing it again costs the documents' layout only, no Markdown rendering and 
 again the released messages that come within ``BUILD_SCREENS`` of the viewport (those in the
 viewport first, whatever the budget, then outwards, in the direction of scrolling first), releases
 the far ones, and builds older messages ahead of need while the viewport is within
-``PREFETCH_SCREENS`` of the top, so scrolling up rarely reaches an unbuilt top. A pass runs after
-every scroll step (queued, so the step's own events come first) and again, ``CONTINUE_MS`` later,
-while work is left.
+``PREFETCH_SCREENS`` of the top, so scrolling up rarely reaches an unbuilt top. Once the user has
+scrolled away from the bottom, a pass runs after every scroll step (queued, so the step's own
+events come first) and again, ``CONTINUE_MS`` later (at once at the very top, where no scroll step
+would ask), while work is left: idle time builds ahead too.
 
 Whatever a pass builds or releases, the content under the user's eye stays in place: the slot at
 the top of the viewport is the anchor, and the scroll position is moved by however much the
