@@ -15,6 +15,7 @@ Every view answers ``toPlainText()`` (and ``text()``) with what it shows.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 from PySide6.QtCore import QPoint, Qt, Signal
 from PySide6.QtGui import QResizeEvent
@@ -46,6 +47,8 @@ from desktop.ui.message_body import (
 )
 
 __all__ = [
+    "RenderedBody",
+    "render_body",
     "MessageView",
     "UserMessageView",
     "NoteMessageView",
@@ -60,6 +63,25 @@ __all__ = [
     "PLAIN_SEGMENT_CHARS",
     "BLOCK_GAP",
 ]
+
+
+class RenderedBody(NamedTuple):
+    """What a finished assistant body shows, kept when its view is released (``transcript_window``).
+
+    Attributes:
+        content: the Markdown source.
+        theme: the theme it was rendered with.
+        segments: the rendered segments.
+    """
+
+    content: str
+    theme: MarkdownTheme
+    segments: list[Segment]
+
+
+def render_body(content: str, theme: MarkdownTheme) -> RenderedBody:
+    """Render a complete assistant message ahead of building its view (``AssistantMessageView.reuse``)."""
+    return RenderedBody(content, theme, _segments(content, theme))
 
 
 def _segments(content: str, theme: MarkdownTheme) -> list[Segment]:
@@ -108,6 +130,16 @@ class MessageView(QFrame):
     def text(self) -> str:
         """Same as ``toPlainText()``."""
         return self.toPlainText()
+
+    def release_body(self) -> None:
+        """Drop what costs memory and layout while the view is far outside the viewport (hidden)."""
+
+    def restore_body(self) -> None:
+        """Show again what ``release_body`` dropped (before the view is shown again)."""
+
+    def body_chars(self) -> int:
+        """The size of what ``restore_body`` lays out again (characters)."""
+        return len(self._source)
 
     def copy_message(self) -> None:
         """Copy the message's raw text (Markdown for assistant messages) to the clipboard."""
@@ -260,6 +292,9 @@ class AssistantMessageView(MessageView):
         self._rendered_final = False
         self._streamed: StreamedBody | None = None  # while live (and until the end is rendered)
         self._meta_key: object = None
+        self._final: RenderedBody | None = None  # the finished body's segments
+        self._reuse: RenderedBody | None = None  # segments to show instead of rendering (``reuse``)
+        self._released = False  # the body's segments were dropped (``release_body``)
         self.thinking: ThinkingBlock | None = None
         self.cards: dict[str, ToolCard] = {}
         lay = QVBoxLayout(self)
@@ -324,6 +359,7 @@ class AssistantMessageView(MessageView):
 
     def _sync_body(self, content: str, live: bool) -> None:
         theme = self.theme
+        self._released = False
         self._source = content
         if not content:
             if self.body.isVisible() or self._shown:
@@ -331,6 +367,7 @@ class AssistantMessageView(MessageView):
                 self.body.setVisible(False)
                 self._shown = ""
                 self._streamed = None
+            self._final = None
             return
         if not self.body.isVisible():
             self.body.setVisible(True)
@@ -350,13 +387,21 @@ class AssistantMessageView(MessageView):
                     self._shown = content
                     if streamed.busy or not shown:  # more to do: next frame (``rendering()``)
                         return
+                    self._final = RenderedBody(content, theme, list(closed))
                 else:
-                    self.body.show_segments(_segments(content, theme), theme)
+                    reuse, self._reuse = self._reuse, None
+                    if reuse is not None and reuse.content == content and reuse.theme == theme:
+                        segments = reuse.segments
+                    else:
+                        segments = _segments(content, theme)
+                    self.body.show_segments(segments, theme)
+                    self._final = RenderedBody(content, theme, segments)
                     self._shown = content
                 self._rendered_final = True
                 self._streamed = None
             return
         self._rendered_final = False
+        self._final = None
         if streamed is None:
             if self._shown:  # shown complete before, now live again: keep what is shown growing
                 self.body.clear()
@@ -373,7 +418,35 @@ class AssistantMessageView(MessageView):
         """Use ``theme`` from now on and re-render a finished body with it."""
         self.theme = theme
         if self._source and self._rendered_final:
-            self.body.show_segments(_segments(self._source, theme), theme)
+            segments = _segments(self._source, theme)
+            self.body.show_segments(segments, theme)
+            self._final = RenderedBody(self._source, theme, segments)
+
+    def reuse(self, rendered: RenderedBody) -> None:
+        """Show ``rendered`` at the next complete ``sync`` of the same content and theme (no render)."""
+        self._reuse = rendered
+
+    def rendered_body(self) -> RenderedBody | None:
+        """The finished body's segments (None while streaming or empty)."""
+        return self._final if self._rendered_final and self._final is not None else None
+
+    def release_body(self) -> None:
+        """Drop the body's segments with their laid-out documents (the rendered HTML is kept)."""
+        if self._rendered_final and self._final is not None:
+            self.body.show_segments([], self.theme)
+            self._rendered_final = False
+            self._released = True
+
+    def restore_body(self) -> None:
+        """Show the body released by ``release_body`` again (rendered again only if its theme changed)."""
+        if not self._released:
+            return
+        self._released = False
+        final = self._final
+        if final is None or final.content != self._source or final.theme != self.theme:
+            final = self._final = render_body(self._source, self.theme)
+        self.body.show_segments(final.segments, final.theme)
+        self._rendered_final = True
 
     def upsert_call(self, call: ToolCall) -> ToolCard:
         """Create (and announce with ``card_created``) or update the card of ``call``."""

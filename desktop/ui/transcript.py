@@ -2,12 +2,12 @@
 
 Design (budgets: ``docs/DESIGN.md`` §7):
 
-* One widget per visible message (``desktop.ui.message_views``), inside a ``QScrollArea``
-  (``transcript``). The widgets are built when the transcript is first shown: the newest
-  ``EAGER_MESSAGES``, plus older batches while they do not fill the view; older ones are built when
-  the user scrolls to the top (or clicks "load earlier messages"), keeping the scroll position: as
-  many as fit in ``OLDER_BUDGET`` per step (``desktop.ui.transcript_content``), so reaching the
-  top never costs more than about a frame.
+* One widget per message (``desktop.ui.message_views``), inside a ``QScrollArea`` (``transcript``).
+  The widgets are built when the transcript is first shown: the newest ``EAGER_MESSAGES``, plus
+  older ones while they do not fill the view. Once the user scrolls, ``desktop.ui.transcript_window``
+  builds older messages ahead of need and keeps only the messages near the viewport laid out (the
+  others are placeholders of their height), a time budget per scroll step, the content under the
+  eye anchored. "load earlier messages" builds a batch at once (``load_older``).
 * The node applies every event to the ``Conversation`` right away but the transcript renders at
   most once per frame: ``note_event`` records what changed (dirty message ids, live messages,
   tool call ids) and asks the shared ``FrameScheduler`` (``desktop.ui.frames``) for a tick, which
@@ -62,34 +62,22 @@ from desktop.ui.message_views import (
     MessageBody,
     MessageView,
     NoteMessageView,
+    RenderedBody,
     Segment,
     ToolMessageView,
     UserMessageView,
     body_segments,
+    render_body,
 )
 from desktop.ui.transcript_content import OLDER_BUDGET, OlderPages, OpaqueContent, build_older
+from desktop.ui.transcript_window import MessageWindow, WindowHooks, may_release
 
 __all__ = [
-    "Transcript",
-    "format_tokens",
-    "EAGER_MESSAGES",
-    "BATCH_MESSAGES",
-    "EMPTY_STATE_TEXT",
+    "Transcript", "format_tokens", "EAGER_MESSAGES", "BATCH_MESSAGES", "EMPTY_STATE_TEXT",
     # re-exported from desktop.ui.markdown_view and desktop.ui.message_views
-    "MarkdownView",
-    "open_link",
-    "MessageBody",
-    "MessageView",
-    "UserMessageView",
-    "AssistantMessageView",
-    "NoteMessageView",
-    "ToolMessageView",
-    "Segment",
-    "body_segments",
-    "BLOCK_GAP",
-    "LIVE_MARKDOWN_INTERVAL",
-    "LIVE_MARKDOWN_LIMIT",
-    "PLAIN_SEGMENT_CHARS",
+    "MarkdownView", "open_link", "MessageBody", "MessageView", "UserMessageView", "AssistantMessageView",
+    "NoteMessageView", "ToolMessageView", "Segment", "body_segments", "BLOCK_GAP", "LIVE_MARKDOWN_INTERVAL",
+    "LIVE_MARKDOWN_LIMIT", "PLAIN_SEGMENT_CHARS",
 ]
 
 EAGER_MESSAGES = 16
@@ -101,7 +89,6 @@ EMPTY_STATE_TEXT = (
     "No messages yet.\n"
     "The model can read the files of this project; anything that would change one asks you first."
 )
-
 
 
 class Transcript(QScrollArea):
@@ -139,7 +126,6 @@ class Transcript(QScrollArea):
         self._meta_text: Callable[[ChatMessage], str] = message_meta
         self._conv: Conversation | None = None
         self._views: dict[str, MessageView] = {}
-        self._order: list[MessageView] = []
         self._start = 0
         self._known = 0
         self._first_id: str | None = None
@@ -181,6 +167,12 @@ class Transcript(QScrollArea):
         self._vbox.addStretch(1)
         self.setWidget(self._content)
         self._pages = OlderPages(self._vbox, self._content)
+        self._window = MessageWindow(self, self._content, WindowHooks(
+            releasable=lambda v: may_release(v, self._live | self._dirty), older=self._next_older,
+            render=lambda m: render_body(m.content, self.theme) if m.role == "assistant" else None,
+            build_older=self._build_one_older, older_built=self._update_older_label,
+            following=lambda: self._follow,
+        ))
 
         self._frames = frame_scheduler()
         key = self._frame_key = id(self)
@@ -244,7 +236,7 @@ class Transcript(QScrollArea):
                 view = self._make_view(msg, live=False)
                 if view is not None:
                     self._vbox.insertWidget(self._vbox.indexOf(self.error_row), view)
-                    self._order.append(view)
+                    self._window.append(view)
                     if shown:  # else the layout shows it later, from a queued call
                         view.show()
         finally:
@@ -320,7 +312,7 @@ class Transcript(QScrollArea):
             view = self._make_view(msg, live=msg.id in self._live or ended)
             if view is not None:
                 self._vbox.insertWidget(self._vbox.indexOf(self.error_row), view)
-                self._order.append(view)
+                self._window.append(view)
                 if isinstance(view, AssistantMessageView) and view.rendering():
                     behind.add(msg.id)
         self._known = len(msgs)
@@ -365,17 +357,21 @@ class Transcript(QScrollArea):
     def views(self) -> list[MessageView]:
         """The message widgets currently built, oldest first."""
         self._build_pending()
-        return list(self._order)
+        return self._window.views()
 
     def message_texts(self) -> list[str]:
         """``toPlainText()`` of every built message widget, oldest first."""
-        self._build_pending()
-        return [v.toPlainText() for v in self._order]
+        return [v.toPlainText() for v in self.views()]
 
     def view_for(self, message_id: str) -> MessageView | None:
-        """The widget of a message, if built."""
+        """The widget of a message (built again if it was released), if it has one."""
         self._build_pending()
-        return self._views.get(message_id)
+        view = self._views.get(message_id)
+        if view is not None and not view.isVisibleTo(self._content):
+            slot = self._window.find(message_id)
+            if slot is not None:
+                self._window.build(slot)
+        return view
 
     def card_for(self, call_id: str) -> ToolCard | None:
         """The card of a tool call, if built."""
@@ -408,7 +404,7 @@ class Transcript(QScrollArea):
 
         def place(view: MessageView) -> None:
             self._pages.place(view, shown=shown)
-            self._order.insert(0, view)
+            self._window.prepend(view)
 
         new_start = build_older(
             conv.messages, self._start, count, lambda m: self._make_view(m, live=False), place, budget=budget
@@ -417,6 +413,20 @@ class Transcript(QScrollArea):
         self._start = new_start
         self._update_older_label()
         return loaded
+
+    def _next_older(self) -> ChatMessage | None:
+        conv = self._conv
+        return conv.messages[self._start - 1] if conv is not None and self._start > 0 else None
+
+    def _build_one_older(self, rendered: RenderedBody | None) -> None:
+        """Build the next older message at the top (``transcript_window``: ahead of need)."""
+        msg = self._next_older()
+        if msg is not None:
+            self._start -= 1
+            view = self._make_view(msg, live=False, rendered=rendered)
+            if view is not None:
+                self._pages.place(view, shown=self._content.isVisible())
+                self._window.prepend(view)
 
     def show_error(self, text: str) -> None:
         """Show the error row with ``text``."""
@@ -438,7 +448,7 @@ class Transcript(QScrollArea):
         if theme == self.theme:
             return
         self.theme = theme
-        for view in self._order:
+        for view in self._views.values():
             if isinstance(view, AssistantMessageView):
                 view.set_theme(theme)
 
@@ -450,7 +460,7 @@ class Transcript(QScrollArea):
     @meta_text.setter
     def meta_text(self, formatter: Callable[[ChatMessage], str]) -> None:
         self._meta_text = formatter
-        for view in self._order:
+        for view in self._views.values():
             if isinstance(view, AssistantMessageView):
                 view.meta_text = formatter
 
@@ -491,16 +501,12 @@ class Transcript(QScrollArea):
             self._live = set()
 
     def _find(self, message_id: str) -> ChatMessage | None:
-        conv = self._conv
-        if conv is None:
-            return None
-        msgs = conv.messages
-        for i in range(len(msgs) - 1, -1, -1):
-            if msgs[i].id == message_id:
-                return msgs[i]
-        return None
+        msgs = self._conv.messages if self._conv is not None else []
+        return next((m for m in reversed(msgs) if m.id == message_id), None)
 
-    def _make_view(self, msg: ChatMessage, *, live: bool) -> MessageView | None:
+    def _make_view(
+        self, msg: ChatMessage, *, live: bool, rendered: RenderedBody | None = None
+    ) -> MessageView | None:
         view: MessageView
         if msg.role == "user":
             view = UserMessageView(msg, self._content)
@@ -515,6 +521,8 @@ class Transcript(QScrollArea):
             # Connected before the first sync, which announces the cards already in the message.
             assistant.card_created.connect(partial(self._on_card_created, assistant))
             assistant.card_decided.connect(self.decision)
+            if rendered is not None:
+                assistant.reuse(rendered)
             assistant.sync(msg, live=live)
             view = assistant
         elif msg.role == "tool":
@@ -541,24 +549,21 @@ class Transcript(QScrollArea):
             card.update_call(card.call)
 
     def _clear_views(self) -> None:
-        for view in self._order:
-            view.setObjectName("")
-            view.hide()
-            self._vbox.removeWidget(view)
-            view.deleteLater()  # still parented: Qt deletes it once control is back in the loop
+        for widget in [w for slot in self._window.slots for w in (slot.view, slot.holder) if w is not None]:
+            widget.setObjectName("")  # a released view is out of the layout, its placeholder in it
+            widget.hide()
+            self._vbox.removeWidget(widget)
+            widget.deleteLater()  # still parented: Qt deletes it once control is back in the loop
         self._pages.clear()
-        self._order.clear()
+        self._window.clear()
         self._views.clear()
         self._cards.clear()
 
     def _update_older_label(self) -> None:
         if self._start > 0:
-            self._older.setText(
-                f"↑ {self._start:,} earlier messages — scroll up or <a href='#load'>load more</a>"
-            )
-            self._older.setVisible(True)
-        else:
-            self._older.setVisible(False)
+            link = "<a href='#load'>load more</a>"
+            self._older.setText(f"↑ {self._start:,} earlier messages — scroll up or {link}")
+        self._older.setVisible(self._start > 0)
 
     def _fill_viewport(self) -> None:
         """Build older messages while the built ones do not fill the view (nothing to scroll up to)."""
@@ -588,5 +593,5 @@ class Transcript(QScrollArea):
     def _on_value_changed(self, value: int) -> None:
         bar = self.verticalScrollBar()
         self._follow = value >= bar.maximum() - 8
-        if value <= 0 and self._start > 0 and bar.maximum() > 0 and self._anchor_from_bottom is None:
-            QTimer.singleShot(0, self.load_older)
+        if not self._follow and self._anchor_from_bottom is None:
+            self._window.request()  # build what comes near, release what went far, older ahead

@@ -1,0 +1,155 @@
+"""Only the messages near the viewport are built (``desktop.ui.transcript_window``): far ones hold no
+laid-out document, come back as they come near, and the content under the eye never jumps."""
+# ruff: noqa: F811 - pytest fixtures imported from test_chat_node_support are parameters here
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QPoint
+from PySide6.QtWidgets import QApplication, QWidget
+from test_chat_node_support import NodeEnv, make_env  # noqa: F401
+
+from desktop.core.chat.conversation import create_conversation
+from desktop.core.chat.types import ChatMessage, Usage
+from desktop.core.project import new_node_state
+from desktop.ui.markdown_view import MarkdownView
+from desktop.ui.message_views import AssistantMessageView, MessageView, UserMessageView
+from desktop.ui.transcript import Transcript
+from desktop.ui.transcript_window import RELEASE_SCREENS, CostModel
+
+ANSWER = (
+    "## Answer {i}\n\nSome *text* with `code` and a list:\n\n- one\n- two\n- three\n\n"
+    "```python\n" + "\n".join(f"value_{{i}}_{n} = {n} * {{i}}" for n in range(12)) + "\n```\n\n"
+    "| a | b |\n|---|---|\n| {i} | {i} |\n\nThe end of answer {i}."
+)
+
+
+def markdown_state(pairs: int) -> Any:
+    conv = create_conversation()
+    for i in range(pairs):
+        conv.messages.append(ChatMessage(id=f"u{i}", role="user", content=f"question {i}", ts=2 * i))
+        conv.messages.append(ChatMessage(id=f"a{i}", role="assistant", ts=2 * i + 1, model="gpt-4o-mini",
+                                         usage=Usage(100, 20), content=ANSWER.format(i=i)))
+    state = new_node_state("Long")
+    state.conversation = conv
+    return state
+
+
+def step(transcript: Transcript, delta: int) -> None:
+    bar = transcript.verticalScrollBar()
+    bar.setValue(bar.value() + delta)
+    QApplication.processEvents()
+
+
+def top_message(transcript: Transcript) -> tuple[QWidget, int]:
+    """The slot widget at the top of the viewport and its offset from the viewport's top."""
+    content = transcript.widget()
+    value = transcript.verticalScrollBar().value()
+    for slot in transcript._window.slots:
+        widget = slot.widget()
+        y = widget.mapTo(content, QPoint(0, 0)).y()
+        if y + widget.height() > value:
+            return widget, y - value
+    raise AssertionError("no message at the top of the viewport")
+
+
+def laid_out(transcript: Transcript) -> list[AssistantMessageView]:
+    """Assistant views holding a laid-out body (a live MarkdownView segment)."""
+    return [v for v in transcript.widget().findChildren(AssistantMessageView)
+            if any(isinstance(s, MarkdownView) for s in v.body.segments)]
+
+
+def test_far_messages_hold_no_document_and_come_back_as_they_come_near(qtbot: Any, make_env: Any) -> None:
+    env: NodeEnv = make_env(markdown_state(60))
+    transcript = env.node.transcript
+    bar = transcript.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0)
+    window = transcript._window
+    page = bar.pageStep()
+    steps = 0
+    while bar.value() > 0 or transcript.unloaded_count():
+        step(transcript, -page)
+        steps += 1
+        assert steps < 2000, "scrolling up is stuck"
+    assert transcript.unloaded_count() == 0
+    assert window.released > 0
+    # Far from the viewport nothing is laid out: the views with a body document are those near it.
+    height = transcript.viewport().height()
+    far = (2 * RELEASE_SCREENS + 1) * height
+    assert [v for v in laid_out(transcript) if v.mapTo(transcript.widget(), QPoint(0, 0)).y() > far] == []
+    assert len(laid_out(transcript)) < 60
+    released = [s for s in window.slots if s.holder is not None]
+    assert released and all(not s.view.isVisible() for s in released)
+    assert all(isinstance(s.view, UserMessageView) or not s.view.body.segments for s in released)
+    # Back down: every message that reaches the viewport shows its text again.
+    seen: set[str] = set()
+    for n in range(2000):
+        if n:
+            step(transcript, page)
+        for view in transcript.views():
+            if not view.visibleRegion().isEmpty():
+                assert view.toPlainText().strip(), view.message_id
+                seen.add(view.message_id)
+    assert {f"a{i}" for i in range(60)} <= seen
+    assert window.rebuilt > 0
+    shown = transcript.view_for("a0")  # a released message asked for is shown again
+    assert isinstance(shown, AssistantMessageView) and "Answer 0" in shown.toPlainText()
+    # Another conversation: the released views go too, not only the shown ones (at the top: the
+    # newest, laid out in the transcript's own layout rather than in a page, are released).
+    for _ in range(200):
+        step(transcript, -page)
+    assert window.slots[-1].holder is not None
+    transcript.set_conversation(create_conversation())
+    content = transcript.widget()
+    qtbot.waitUntil(lambda: not content.findChildren(MessageView) and not content.findChildren(
+        QWidget, "messagePlaceholder"))
+
+
+def test_content_under_the_eye_stays_put_while_views_come_and_go(qtbot: Any, make_env: Any) -> None:
+    env: NodeEnv = make_env(markdown_state(40))
+    transcript = env.node.transcript
+    bar = transcript.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0)
+    page = bar.pageStep()
+    window = transcript._window
+    moved = 0
+    for direction in (-1, 1):
+        for _ in range(400):
+            if (direction < 0 and bar.value() == 0 and not transcript.unloaded_count()) or (
+                    direction > 0 and bar.value() >= bar.maximum()):
+                break
+            bar.setValue(bar.value() + direction * page // 2)
+            before = window.released + window.rebuilt + len(window.slots)
+            widget, offset = top_message(transcript)
+            QApplication.processEvents()  # the pass: older built above, far views released or rebuilt
+            if window.released + window.rebuilt + len(window.slots) != before:
+                moved += 1
+            if widget.isVisible():
+                assert widget.mapTo(transcript.widget(), QPoint(0, 0)).y() - bar.value() == offset
+    assert moved > 10  # the check ran while things above and below changed
+
+
+def test_a_message_being_edited_is_never_released(qtbot: Any, make_env: Any) -> None:
+    env: NodeEnv = make_env(markdown_state(30))
+    transcript = env.node.transcript
+    bar = transcript.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0)
+    editing = transcript.views()[0]
+    assert isinstance(editing, UserMessageView) and editing.action_row is not None
+    editing.action_row.open_editor(editing.toPlainText())
+    bar.setValue(bar.maximum() - 1)  # away from the bottom: the window works
+    for _ in range(60):
+        step(transcript, -bar.pageStep())
+    assert transcript._window.released > 0
+    assert editing in transcript.views() and editing.action_row.editor is not None
+    assert editing.action_row.editor.isVisible()
+
+
+def test_the_cost_model_learns_from_what_builds_cost() -> None:
+    costs = CostModel()
+    first = costs.estimate("build", 2000)
+    for _ in range(20):
+        costs.record("build", 2000, 0.030)  # a slow machine
+    assert costs.estimate("build", 2000) > 3 * first
+    assert costs.estimate("render", 100) < costs.estimate("render", 5000)
