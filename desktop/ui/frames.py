@@ -47,6 +47,8 @@ __all__ = [
     "FRAME_MS",
     "FRAME_BUDGET_MS",
     "CATCH_UP_MS",
+    "note_activity",
+    "interacting",
 ]
 
 FRAME_MS = 16
@@ -216,6 +218,20 @@ def settle() -> None:
     """Apply pending layout requests now, cascading up nested layouts (a few rounds)."""
     for _ in range(4):
         QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+
+
+_active_until = 0.0
+
+
+def note_activity(seconds: float = 1.0) -> None:
+    """The user is scrolling (or otherwise interacting): work that may wait should, for ``seconds``."""
+    global _active_until
+    _active_until = max(_active_until, time.monotonic() + seconds)
+
+
+def interacting() -> bool:
+    """True within the time ``note_activity`` asked for (``GuiThreadCollector`` waits meanwhile)."""
+    return time.monotonic() < _active_until
 
 
 def tick_deadline() -> float | None:

@@ -8,8 +8,8 @@ at random. The cure (a known recipe for Python Qt apps) is to switch automatic c
 collect from a GUI-thread timer whenever the counters pass the usual thresholds.
 
 A full collection (generation 2) walks every object of the process: 20-100 ms with a long chat
-open, one frozen frame if it lands while answers stream. It is put off while the frame scheduler
-has rendering to do (the young generations are still collected, they cost well under a
+open, one frozen frame if it lands while answers stream or the user scrolls. It is put off while
+the frame scheduler has rendering to do or the user has just scrolled (``frames.note_activity``) (the young generations are still collected, they cost well under a
 millisecond), for at most ``MAX_DEFER_S``, and runs at the first check the window is idle.
 """
 
@@ -31,9 +31,9 @@ MAX_DEFER_S = 30.0
 
 
 def _rendering() -> bool:
-    from desktop.ui.frames import frame_scheduler
+    from desktop.ui.frames import frame_scheduler, interacting
 
-    return frame_scheduler().pending_count() > 0
+    return frame_scheduler().pending_count() > 0 or interacting()
 
 
 class GuiThreadCollector(QObject):

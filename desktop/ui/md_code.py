@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import logging
+from collections import OrderedDict
 from collections.abc import Iterator
 from functools import lru_cache
 from typing import NamedTuple
@@ -93,8 +94,36 @@ def styled_tokens(code: str, lang: str, dark: bool) -> Iterator[tuple[str, Look]
     lexer = lexer_for(lang) if len(code) <= HIGHLIGHT_LIMIT else None
     if lexer is None:
         return None
+    key = (code, lang, dark)
+    cached = _LEXED.get(key)
+    if cached is not None:
+        _LEXED.move_to_end(key)
+        return iter(cached)
     style = DARK_STYLE if dark else LIGHT_STYLE
-    return ((value, _style(style, ttype)) for ttype, value in lexer.get_tokens(code))
+    return _kept(key, ((value, _style(style, ttype)) for ttype, value in lexer.get_tokens(code)))
+
+
+LEXED_CHARS = 4_000_000
+"""Code (characters) whose tokens are kept once lexed to the end: a code block shown again (scrolled
+back into view, re-themed) is coloured without lexing it again."""
+_LEXED: OrderedDict[tuple[str, str, bool], list[tuple[str, Look]]] = OrderedDict()
+_lexed_chars = 0
+
+
+def _kept(key: tuple[str, str, bool], tokens: Iterator[tuple[str, Look]]) -> Iterator[tuple[str, Look]]:
+    """``tokens``, kept for ``key`` once they have all been read (least recently used go first)."""
+    global _lexed_chars
+    out: list[tuple[str, Look]] = []
+    for token in tokens:
+        out.append(token)
+        yield token
+    if key in _LEXED:
+        return
+    _LEXED[key] = out
+    _lexed_chars += len(key[0])
+    while _lexed_chars > LEXED_CHARS and len(_LEXED) > 1:
+        old, _ = _LEXED.popitem(last=False)
+        _lexed_chars -= len(old[0])
 
 
 def highlight_runs(code: str, lang: str, dark: bool) -> list[Run] | None:

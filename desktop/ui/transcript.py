@@ -50,7 +50,7 @@ from desktop.core.chat.types import (
     UsageReport,
 )
 from desktop.ui.cards import CardMark, ErrorRow, ToolCard
-from desktop.ui.frames import frame_scheduler, settle
+from desktop.ui.frames import frame_scheduler, note_activity, settle
 from desktop.ui.markdown import MarkdownTheme
 from desktop.ui.markdown_view import MarkdownView, open_link
 from desktop.ui.message_views import (
@@ -591,6 +591,7 @@ class Transcript(QScrollArea):
             bar.setValue(hi)
 
     def _on_value_changed(self, value: int) -> None:
+        note_activity()  # a full garbage collection waits until scrolling stops
         bar = self.verticalScrollBar()
         self._follow = value >= bar.maximum() - 8
         if not self._follow and self._anchor_from_bottom is None:

@@ -232,3 +232,32 @@ def test_pieces_are_cut_between_top_level_statements_not_inside_a_docstring() ->
     assert "\n".join(pieces) == code
     for piece in pieces[1:]:
         assert piece.startswith("def f():")  # never inside the docstring's blank line
+
+
+def test_a_code_block_lexed_to_the_end_is_not_lexed_again(monkeypatch: Any) -> None:
+    from desktop.ui import md_code
+
+    real = md_code.lexer_for
+    lexed: list[str] = []
+
+    class Counting:
+        def __init__(self, lexer: Any) -> None:
+            self.lexer = lexer
+
+        def get_tokens(self, code: str) -> Any:
+            lexed.append(code)
+            return self.lexer.get_tokens(code)
+
+    monkeypatch.setattr(md_code, "lexer_for", lambda lang: Counting(real(lang)))
+    code = "def kept(x):\n    return x  # lexed once, shown twice\n"
+    first = md_code.styled_tokens(code, "python", dark=False)
+    assert first is not None
+    half = [next(first) for _ in range(3)]  # a view dropped before the end keeps nothing
+    again = md_code.styled_tokens(code, "python", dark=False)
+    assert again is not None and len(lexed) == 2
+    tokens = list(again)
+    assert tokens[:3] == half and "".join(text for text, _ in tokens) == code
+    third = md_code.styled_tokens(code, "python", dark=False)
+    assert third is not None and list(third) == tokens and len(lexed) == 2  # kept: not lexed again
+    dark = md_code.styled_tokens(code, "python", dark=True)
+    assert dark is not None and list(dark) and len(lexed) == 3  # another style is another entry

@@ -118,3 +118,17 @@ def test_a_full_collection_put_off_runs_at_the_first_idle_check_whatever_the_cou
         collector.stop()
         if was_enabled:
             gc.enable()
+
+
+def test_scrolling_counts_as_busy_for_a_second(qapp: Any, monkeypatch: Any) -> None:
+    import desktop.ui.frames as frames
+    from desktop.ui.gc_guard import _rendering
+
+    clock = [500.0]
+    monkeypatch.setattr(frames.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(frames, "_active_until", 0.0)
+    assert not _rendering() or frames.frame_scheduler().pending_count() > 0
+    frames.note_activity()  # what the transcript does on every scroll
+    assert frames.interacting() and _rendering()
+    clock[0] += 1.01
+    assert not frames.interacting()
