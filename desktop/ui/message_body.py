@@ -72,7 +72,7 @@ RENDER_BUDGET = 0.002
 ADVANCE_CHARS = 1500
 """New text one update of a streamed body looks at for complete blocks (whole lines; a burst is
 taken a slice at a time, so finding its blocks never costs more than this much parsing)."""
-BEHIND_COMMIT_INTERVAL = 0.033
+BEHIND_COMMIT_INTERVAL = 0.06
 """While a burst's blocks are rendered a budget at a time, what is shown changes at most this often
 (seconds): the slices in between only render, so they cost no layout and no paint."""
 
