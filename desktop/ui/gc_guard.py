@@ -9,8 +9,9 @@ collect from a GUI-thread timer whenever the counters pass the usual thresholds.
 
 A full collection (generation 2) walks every object of the process: 20-100 ms with a long chat
 open, one frozen frame if it lands while answers stream or the user scrolls. It is put off while
-the frame scheduler has rendering to do or the user has just scrolled (``frames.note_activity``) (the young generations are still collected, they cost well under a
-millisecond), for at most ``MAX_DEFER_S``, and runs at the first check the window is idle.
+the frame scheduler has rendering to do or the user has just scrolled (``frames.note_activity``);
+the young generations are still collected (they cost well under a millisecond). It waits at most
+``MAX_DEFER_S`` and runs at the first check the window is idle.
 """
 
 from __future__ import annotations
