@@ -21,6 +21,7 @@ from __future__ import annotations
 import html
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -525,13 +526,24 @@ def render_markdown_blocks(
     Returns:
         The blocks in order; a failure of the renderer yields one escaped plain-text block.
     """
+    return _render(text, lambda env: _MD.parse(text, env), theme, references, highlight, spans)
+
+
+def _render(
+    source: str,
+    parse: Callable[[dict[str, Any]], list[Token]],
+    theme: MarkdownTheme | None,
+    references: dict[str, Any] | None,
+    highlight: bool,
+    spans: bool,
+) -> list[MarkdownBlock]:
+    """The blocks of ``parse(env)``'s tokens; a failure shows ``source`` as escaped plain text."""
     env: dict[str, Any] = {"references": dict(references)} if references else {}
     try:
-        tokens = _MD.parse(text, env)
-        return _Renderer(theme or MarkdownTheme(), highlight, spans).blocks(tokens)
+        return _Renderer(theme or MarkdownTheme(), highlight, spans).blocks(parse(env))
     except Exception:  # untrusted input must never break the transcript: show it as text instead
-        log.exception("Markdown rendering failed; showing %d characters as plain text", len(text))
-        return [MarkdownBlock(render_plain(text))]
+        log.exception("Markdown rendering failed; showing %d characters as plain text", len(source))
+        return [MarkdownBlock(render_plain(source))]
 
 
 _AFTER_BLOCK = [
@@ -569,13 +581,12 @@ def render_tokens(
     """
     if "\r" in source or "\0" in source:
         return render_markdown_blocks(source, theme, references=references, highlight=highlight, spans=spans)
-    env: dict[str, Any] = {"references": dict(references)} if references else {}
-    try:
+
+    def finish(env: dict[str, Any]) -> list[Token]:
         state = StateCore("", _MD, env)
         state.tokens = tokens
         for rule in _AFTER_BLOCK:
             rule(state)
-        return _Renderer(theme or MarkdownTheme(), highlight, spans).blocks(state.tokens)
-    except Exception:  # untrusted input must never break the transcript: show it as text instead
-        log.exception("Markdown rendering failed; showing %d characters as plain text", len(source))
-        return [MarkdownBlock(render_plain(source))]
+        return state.tokens
+
+    return _render(source, finish, theme, references, highlight, spans)
