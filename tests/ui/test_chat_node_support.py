@@ -52,6 +52,14 @@ class NodeEnv:
     finished: list[str] = field(default_factory=list)
 
 
+def notes_state(title: str, count: int) -> NodeState:
+    """A node whose conversation holds ``count`` short notes (``n0``…), oldest first."""
+    state = new_node_state(title)
+    for i in range(count):
+        state.conversation.messages.append(ChatMessage(id=f"n{i}", role="note", content=f"note {i}", ts=i))
+    return state
+
+
 def fake_settings(fake: FakeProvider, api: str = "openai", *, model: str = "gpt-4o-mini") -> Settings:
     base = fake.openai_base_url if api == "openai" else fake.anthropic_base_url
     return Settings(

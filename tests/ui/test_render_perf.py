@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QWidget
-from test_chat_node_support import NodeEnv, make_env  # noqa: F401
+from test_chat_node_support import NodeEnv, make_env, notes_state  # noqa: F401
 
 from desktop.core.chat.conversation import create_conversation
 from desktop.core.chat.types import ChatMessage
@@ -264,11 +264,8 @@ def test_older_messages_go_into_pages_in_order(qtbot: Any, make_env: Any) -> Non
     from desktop.ui.frames import settle
     from desktop.ui.transcript_content import PAGE_MESSAGES
 
-    conv = create_conversation()
-    for i in range(200):
-        conv.messages.append(ChatMessage(id=f"n{i}", role="note", content=f"note {i}", ts=i))
-    state = new_node_state("Pages")
-    state.conversation = conv
+    state = notes_state("Pages", 200)
+    conv = state.conversation
     env: NodeEnv = make_env(state)
     transcript = env.node.transcript
     qtbot.waitUntil(lambda: transcript.verticalScrollBar().maximum() > 0)

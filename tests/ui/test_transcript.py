@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from test_chat_node_support import NodeEnv, make_env  # noqa: F401
+from test_chat_node_support import NodeEnv, make_env, notes_state  # noqa: F401
 
 from desktop.core.chat.conversation import create_conversation
 from desktop.core.chat.types import ChatMessage, Delta, Done, Usage
@@ -102,11 +102,7 @@ def test_hidden_node_builds_no_message_widgets_until_shown(qtbot: Any, make_env:
 
 
 def test_short_messages_that_do_not_fill_the_view_load_older_ones(qtbot: Any, make_env: Any) -> None:
-    conv = create_conversation()
-    for i in range(300):
-        conv.messages.append(ChatMessage(id=f"n{i}", role="note", content=f"note {i}", ts=i))
-    state = new_node_state("Notes")
-    state.conversation = conv
+    state = notes_state("Notes", 300)
     env: NodeEnv = make_env(state)
     transcript = env.node.transcript
     bar = transcript.verticalScrollBar()
