@@ -184,6 +184,14 @@ class MarkdownView(QTextBrowser):
         copied = copies or tables
         self._set_copy_buttons([(i, code) for i, code in enumerate(copied) if code is not None])
 
+    def release(self) -> None:
+        """Drop the text and its layout (the view is hidden far away); ``set_html`` shows it again."""
+        self.colourer.stop()
+        frame_scheduler().cancel(("colour", id(self)))
+        self._html = None
+        self._langs = ()
+        self.document().clear()  # the Copy buttons hide: the document has no code block left
+
     def _colour(self) -> None:
         """Colour code for ``COLOUR_SLICE`` seconds; what is left waits for the next frame."""
         frames = frame_scheduler()

@@ -20,6 +20,8 @@ compete with the messages; the switcher only shows at a fork point.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent, QPalette
 from PySide6.QtWidgets import (
@@ -152,22 +154,31 @@ class MessageActions(QWidget):
         role: Its role: ``user`` rows offer Edit, ``assistant`` rows Regenerate; every row offers
             Fork and shows the version switcher at a fork point.
         parent: The message view.
+        place_editor: Puts the inline editor into the view when it is first opened.
 
     Signals:
         requested(str, str, str): ``(action, message_id, argument)``; see the module doc.
         editing_changed(bool): the inline editor opened (True) or closed (False).
 
     Attributes:
-        editor: The inline editor (user rows only; the view places it).
+        editor: The inline editor (user rows only; built when first opened, placed by the view
+            through ``place_editor``).
     """
 
     requested = Signal(str, str, str)
     editing_changed = Signal(bool)
 
-    def __init__(self, message_id: str, role: str, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        message_id: str,
+        role: str,
+        parent: QWidget | None = None,
+        place_editor: Callable[[InlineEditor], None] | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("messageActions")
         self.message_id = message_id
+        self._place_editor = place_editor
         self._k = 1
         self._n = 1
         self._busy = False
@@ -192,9 +203,6 @@ class MessageActions(QWidget):
             self.edit_button = self._button("editButton", "Edit", "Edit message")
             self.edit_button.clicked.connect(lambda: self.requested.emit("edit", self.message_id, ""))
             lay.addWidget(self.edit_button)
-            self.editor = InlineEditor(parent)
-            self.editor.sent.connect(self._on_sent)
-            self.editor.cancelled.connect(self.close_editor)
         elif role == "assistant":
             self.regenerate_button = self._button("regenerateButton", "Regenerate", "Regenerate answer")
             self.regenerate_button.clicked.connect(
@@ -259,10 +267,24 @@ class MessageActions(QWidget):
 
     # -- the inline editor
 
+    def _make_editor(self) -> InlineEditor | None:
+        """The inline editor, built the first time it is opened (most messages are never edited:
+        its eight widgets would cost every user message's build)."""
+        if self.editor is None and self.edit_button is not None:
+            self.editor = InlineEditor(self.parentWidget())
+            self.editor.sent.connect(self._on_sent)
+            self.editor.cancelled.connect(self.close_editor)
+            self.editor.set_busy(self._busy)
+            if self._place_editor is not None:
+                self._place_editor(self.editor)
+        return self.editor
+
     def open_editor(self, text: str) -> None:
         """Show the inline editor with ``text`` selected and focused (user rows only)."""
-        editor = self.editor
-        if editor is None or self._busy:
+        if self._busy:
+            return
+        editor = self._make_editor()
+        if editor is None:
             return
         editor.text.setPlainText(text)
         editor.text.selectAll()

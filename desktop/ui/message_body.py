@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 from markdown_it.token import Token
 from PySide6.QtCore import Qt
@@ -33,6 +33,14 @@ from desktop.ui.markdown import (
 )
 from desktop.ui.markdown_view import MarkdownView
 from desktop.ui.md_stream import BlockStream
+from desktop.ui.segments import (
+    BLOCK_GAP,
+    GROUP_CHARS,
+    PLAIN_SEGMENT_CHARS,
+    Segment,
+    SegmentBuilder,
+    body_segments,
+)
 from desktop.ui.textflow import TextFlowView
 
 log = logging.getLogger(__name__)
@@ -58,15 +66,8 @@ LIVE_MARKDOWN_LIMIT = 3000
 """While streaming, the open tail's complete lines are rendered as Markdown only up to this size."""
 LIVE_MARKDOWN_INTERVAL = 0.25
 """While streaming, the open tail is re-rendered at most this often (seconds)."""
-PLAIN_SEGMENT_CHARS = 2000
-"""A paragraph without inline markup at least this long is shown by a ``TextFlowView``."""
-GROUP_CHARS = 3000
-"""Consecutive rich-text blocks share one ``MarkdownView`` while its HTML stays within this size
-(a bigger block gets one of its own): appending a block re-lays out at most this much."""
 BEHIND_CHARS = 1000
 """While closed blocks wait to be rendered, at most this much of the text after them is shown."""
-BLOCK_GAP = 12
-"""Space between two stacked body segments: Qt's collapsed margin between two paragraphs."""
 RENDER_BUDGET = 0.002
 """Seconds of block rendering one update of a streamed body may spend (at least one block)."""
 ADVANCE_CHARS = 1500
@@ -75,84 +76,6 @@ taken a slice at a time, so finding its blocks never costs more than this much p
 BEHIND_COMMIT_INTERVAL = 0.06
 """While a burst's blocks are rendered a budget at a time, what is shown changes at most this often
 (seconds): the slices in between only render, so they cost no layout and no paint."""
-
-
-class Segment(NamedTuple):
-    """What one body segment shows.
-
-    Attributes:
-        kind: ``"html"`` (rich text) or ``"plain"`` (plain text).
-        payload: the HTML or the plain text.
-        gap: empty pixels above the segment.
-        tables: for rich text, its tables in document order: the raw code of a code block, None
-            for a Markdown table (``MarkdownBlock.tables`` of its blocks, joined).
-        langs: for rich text, per entry of ``tables``, the language its view colours the code with
-            ("" for none; ``MarkdownBlock.langs`` of its blocks, joined).
-        copies: for a piece of a long code block, per entry of ``tables``, what its Copy button
-            copies (``MarkdownBlock.copies``); empty: ``tables``.
-        joined: the segment continues the one above without a gap (a long code block's pieces).
-    """
-
-    kind: str
-    payload: str
-    gap: int
-    tables: tuple[str | None, ...] = ()
-    langs: tuple[str, ...] = ()
-    copies: tuple[str | None, ...] = ()
-    joined: bool = False
-
-
-class SegmentBuilder:
-    """Groups rendered blocks into segments, one block at a time (append-only).
-
-    Attributes:
-        segments: the segments so far; only the last one changes when a block is added.
-    """
-
-    def __init__(self) -> None:
-        self.segments: list[Segment] = []
-        self._group: list[str] = []
-        self._group_chars = 0
-
-    def _gap(self) -> int:
-        return BLOCK_GAP if self.segments else 0
-
-    def add(self, block: MarkdownBlock) -> None:
-        """Append ``block``: to the open rich-text group, or as a segment of its own."""
-        if block.joined or block.copies:  # a piece of a long code block: a segment of its own
-            self._group = []
-            gap = 0 if block.joined else self._gap()
-            self.segments.append(
-                Segment("html", block.html, gap, block.tables, block.langs, block.copies, block.joined)
-            )
-        elif block.plain is not None and len(block.plain) >= PLAIN_SEGMENT_CHARS:
-            self._group = []
-            self.segments.append(Segment("plain", block.plain, self._gap()))
-        elif self._group and self._group_chars + len(block.html) <= GROUP_CHARS:
-            self._group.append(block.html)
-            self._group_chars += len(block.html)
-            last = self.segments[-1]
-            tables, langs = last.tables + block.tables, last.langs + block.langs
-            self.segments[-1] = last._replace(payload="".join(self._group), tables=tables, langs=langs)
-        else:
-            self._group = [block.html]
-            self._group_chars = len(block.html)
-            self.segments.append(Segment("html", block.html, self._gap(), block.tables, block.langs))
-
-
-def body_segments(blocks: list[MarkdownBlock]) -> list[Segment]:
-    """Group rendered blocks into body segments (``SegmentBuilder`` fed with all of them).
-
-    Args:
-        blocks: the rendered blocks of one message, in order.
-
-    Returns:
-        The segments to show, in order; the first has no top gap.
-    """
-    builder = SegmentBuilder()
-    for block in blocks:
-        builder.add(block)
-    return builder.segments
 
 
 _SegmentWidget = MarkdownView | TextFlowView
@@ -241,6 +164,12 @@ class _Stack:
         del self.specs[len(specs) :]
         return True
 
+    def release(self) -> None:
+        """Empty every widget's text (and layout), keeping the widgets for ``show`` to fill again."""
+        for seg in self.widgets:
+            seg.release()
+        self.specs.clear()
+
 
 class MessageBody(QWidget):
     """The body of an assistant message: rich-text and plain-text segments, stacked.
@@ -316,6 +245,15 @@ class MessageBody(QWidget):
                     seg.show()
         self.pending = not done
         return done
+
+    def release(self) -> None:
+        """Drop the segments' texts and laid-out documents, keeping their widgets (the view is
+        hidden, far outside the viewport): ``show_segments`` of the same segments fills them again
+        without building, polishing or deleting a widget."""
+        self._closed.release()
+        self._tail.release()
+        self.held.clear()
+        self.pending = False
 
     def clear(self) -> None:
         """Show nothing."""

@@ -34,7 +34,7 @@ from desktop.core.chat.types import ChatMessage, ToolCall
 from desktop.ui.cards import ThinkingBlock, ToolCard
 from desktop.ui.markdown import MarkdownTheme, render_markdown_blocks
 from desktop.ui.markdown_view import copy_to_clipboard
-from desktop.ui.message_actions import MessageActions
+from desktop.ui.message_actions import InlineEditor, MessageActions
 from desktop.ui.message_body import (
     BLOCK_GAP,
     LIVE_MARKDOWN_INTERVAL,
@@ -113,9 +113,13 @@ class MessageView(QFrame):
         self._source = msg.content
         self.action_row: MessageActions | None = None
 
-    def _make_actions(self) -> MessageActions:
-        """Create the action row and forward its requests as ``action_requested``."""
-        self.action_row = MessageActions(self.message_id, self.role, self)
+    def _make_actions(self, place_editor: Callable[[InlineEditor], None] | None = None) -> MessageActions:
+        """Create the action row and forward its requests as ``action_requested``.
+
+        Args:
+            place_editor: puts the row's inline editor into the view (user rows build it lazily).
+        """
+        self.action_row = MessageActions(self.message_id, self.role, self, place_editor)
         self.action_row.requested.connect(self.action_requested)
         return self.action_row
 
@@ -183,10 +187,8 @@ class UserMessageView(MessageView):
         outer.addLayout(row)
         row.setContentsMargins(48, 2, 0, 2)
         row.addStretch(1)
-        actions = self._make_actions()
+        actions = self._make_actions(outer.addWidget)
         row.addWidget(actions, 0, Qt.AlignmentFlag.AlignBottom)
-        if actions.editor is not None:
-            outer.addWidget(actions.editor)
         self.bubble = QFrame(self)
         self.bubble.setObjectName("userBubble")
         self.bubble.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Preferred)
@@ -431,9 +433,9 @@ class AssistantMessageView(MessageView):
         return self._final if self._rendered_final and self._final is not None else None
 
     def release_body(self) -> None:
-        """Drop the body's segments with their laid-out documents (the rendered HTML is kept)."""
+        """Empty the body's segments: no text, no laid-out document (the rendered HTML is kept)."""
         if self._rendered_final and self._final is not None:
-            self.body.show_segments([], self.theme)
+            self.body.release()
             self._rendered_final = False
             self._released = True
 

@@ -132,6 +132,10 @@ class TextFlowView(QWidget):
         common = len(text) if text.startswith(old) else _common_prefix(old, text)
         self._relayout_from(common)
 
+    def release(self) -> None:
+        """Drop the text and its laid-out lines (the view is hidden far away)."""
+        self.set_text("")
+
     def append(self, text: str) -> None:
         """Append ``text`` (only the tail lines are laid out again)."""
         if text:

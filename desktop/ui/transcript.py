@@ -549,7 +549,7 @@ class Transcript(QScrollArea):
             card.update_call(card.call)
 
     def _clear_views(self) -> None:
-        for widget in [w for slot in self._window.slots for w in (slot.view, slot.holder) if w is not None]:
+        for widget in self._window.widgets():
             widget.setObjectName("")  # a released view is out of the layout, its placeholder in it
             widget.hide()
             self._vbox.removeWidget(widget)
@@ -594,5 +594,7 @@ class Transcript(QScrollArea):
         note_activity()  # a full garbage collection waits until scrolling stops
         bar = self.verticalScrollBar()
         self._follow = value >= bar.maximum() - 8
-        if not self._follow and self._anchor_from_bottom is None:
-            self._window.request()  # build what comes near, release what went far, older ahead
+        if self._anchor_from_bottom is None:
+            self._window.show_visible()  # what the step brings into view, before it is painted
+            if not self._follow:
+                self._window.request()  # build what comes near, release what went far, older ahead

@@ -91,12 +91,13 @@ class Slot:
         holder: the placeholder, while released.
     """
 
-    __slots__ = ("message_id", "view", "holder")
+    __slots__ = ("message_id", "view", "holder", "spare")
 
     def __init__(self, view: MessageView) -> None:
         self.message_id = view.message_id
         self.view = view
         self.holder: QWidget | None = None
+        self.spare: QWidget | None = None  # the placeholder of an earlier release, hidden, kept
 
     def widget(self) -> QWidget:
         """The widget in the layout (the view or its placeholder)."""
@@ -191,6 +192,10 @@ class MessageWindow:
         """The built views, oldest first."""
         return [s.view for s in self.slots if s.holder is None]
 
+    def widgets(self) -> list[QWidget]:
+        """Every widget of the slots: views, placeholders in the layout and spare ones."""
+        return [w for s in self.slots for w in (s.view, s.holder, s.spare) if w is not None]
+
     def find(self, message_id: str) -> Slot | None:
         """The slot of a message (newest first: recent messages are asked for most)."""
         for slot in reversed(self.slots):
@@ -237,8 +242,11 @@ class MessageWindow:
         layout = parent.layout() if parent is not None else None
         if slot.holder is not None or layout is None or not self._hooks.releasable(view):
             return False
-        holder = QWidget(parent)
-        holder.setObjectName(PLACEHOLDER_NAME)
+        holder = slot.spare  # built and polished once per slot, not once per release
+        if holder is None or holder.parentWidget() is not parent:
+            holder = QWidget(parent)
+            holder.setObjectName(PLACEHOLDER_NAME)
+        slot.spare = None
         holder.setFixedHeight(view.height())
         layout.replaceWidget(view, holder)
         holder.show()
@@ -264,12 +272,31 @@ class MessageWindow:
         layout.replaceWidget(holder, view)
         view.show()
         holder.hide()
-        holder.deleteLater()
+        slot.spare = holder
         slot.holder = None
         self._built[id(slot)] = slot
         self.rebuilt += 1
         self.costs.record("build", view.body_chars(), time.perf_counter() - start)
         return view
+
+    def show_visible(self) -> None:
+        """Build the released slots inside the viewport now (a scroll step calls it before Qt paints
+        the step): the user never sees a placeholder's empty strip. The rest waits for ``run``."""
+        area = self._area
+        if self._restoring or not self.slots or not area.isVisible():
+            return
+        top = area.verticalScrollBar().value()
+        bottom = top + max(1, area.viewport().height())
+        first = self._index_at(top)
+        todo = [s for s in self.slots[first : self._index_at(bottom) + 1] if s.holder is not None]
+        if not todo:
+            return
+        anchor = None if self._hooks.following() else self._anchor(top)
+        for slot in todo:
+            self.build(slot)
+        settle()
+        if anchor is not None:
+            self._restore(anchor)
 
     def run(self) -> None:
         """One pass: build what comes near the viewport, release what is far, build older ahead."""

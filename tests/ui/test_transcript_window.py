@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QPoint
+import pytest
+from PySide6.QtCore import QEvent, QObject, QPoint
 from PySide6.QtWidgets import QApplication, QWidget
 from test_chat_node_support import NodeEnv, make_env  # noqa: F401
 
 from desktop.core.chat.conversation import create_conversation
 from desktop.core.chat.types import ChatMessage, Usage
 from desktop.core.project import new_node_state
+from desktop.ui import transcript_window
 from desktop.ui.markdown_view import MarkdownView
 from desktop.ui.message_views import AssistantMessageView, MessageView, UserMessageView
 from desktop.ui.transcript import Transcript
@@ -55,9 +57,10 @@ def top_message(transcript: Transcript) -> tuple[QWidget, int]:
 
 
 def laid_out(transcript: Transcript) -> list[AssistantMessageView]:
-    """Assistant views holding a laid-out body (a live MarkdownView segment)."""
+    """Assistant views holding a laid-out body (a MarkdownView segment with text: a released view
+    keeps its segment widgets, emptied)."""
     return [v for v in transcript.widget().findChildren(AssistantMessageView)
-            if any(isinstance(s, MarkdownView) for s in v.body.segments)]
+            if any(isinstance(s, MarkdownView) and not s.document().isEmpty() for s in v.body.segments)]
 
 
 def test_far_messages_hold_no_document_and_come_back_as_they_come_near(qtbot: Any, make_env: Any) -> None:
@@ -81,7 +84,9 @@ def test_far_messages_hold_no_document_and_come_back_as_they_come_near(qtbot: An
     assert len(laid_out(transcript)) < 60
     released = [s for s in window.slots if s.holder is not None]
     assert released and all(not s.view.isVisible() for s in released)
-    assert all(isinstance(s.view, UserMessageView) or not s.view.body.segments for s in released)
+    emptied = [all(not seg.toPlainText() for seg in s.view.body.segments)
+               for s in released if not isinstance(s.view, UserMessageView)]
+    assert emptied and all(emptied)
     # Back down: every message that reaches the viewport shows its text again.
     seen: set[str] = set()
     for n in range(2000):
@@ -153,3 +158,49 @@ def test_the_cost_model_learns_from_what_builds_cost() -> None:
         costs.record("build", 2000, 0.030)  # a slow machine
     assert costs.estimate("build", 2000) > 3 * first
     assert costs.estimate("render", 100) < costs.estimate("render", 5000)
+
+
+class _PaintedPlaceholders(QObject):
+    """Counts the paints of a transcript's content that showed a message placeholder in the viewport."""
+
+    def __init__(self, transcript: Transcript) -> None:
+        super().__init__(transcript)
+        self.transcript = transcript
+        self.paints = 0
+        self.blank = 0
+        transcript.widget().installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt API
+        if event.type() == QEvent.Type.Paint:
+            self.paints += 1
+            content, viewport = self.transcript.widget(), self.transcript.viewport()
+            for y in range(0, viewport.height(), 8):
+                child = content.childAt(content.mapFrom(viewport, QPoint(viewport.width() // 2, y)))
+                while child is not None and child is not content:
+                    if child.objectName() == "messagePlaceholder":
+                        self.blank += 1
+                        return False
+                    child = child.parentWidget()
+        return False
+
+
+def test_a_scroll_step_is_painted_with_its_messages_built_never_with_an_empty_placeholder(
+    qtbot: Any, make_env: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A machine too slow to build anything ahead: each step's messages are built for that step.
+    monkeypatch.setattr(transcript_window, "WINDOW_BUDGET", 0.0)
+    env: NodeEnv = make_env(markdown_state(60))
+    transcript = env.node.transcript
+    bar = transcript.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0)
+    page = bar.pageStep()
+    for _ in range(2000):  # to the top: everything built, the newest released on the way
+        if bar.value() == 0 and not transcript.unloaded_count():
+            break
+        step(transcript, -page)
+    assert transcript._window.released > 0
+    spy = _PaintedPlaceholders(transcript)
+    while bar.value() < bar.maximum():  # down again: released messages come back into view
+        step(transcript, page)
+    assert transcript._window.rebuilt > 0 and spy.paints > 10
+    assert spy.blank == 0  # the step's own paint already shows them (show_visible, before Qt paints)
