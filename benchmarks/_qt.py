@@ -28,6 +28,7 @@ from desktop.ui.bridge import RuntimeBridge
 from desktop.ui.chat_node import ChatNodeWidget
 from desktop.ui.gc_guard import GuiThreadCollector
 from desktop.ui.services import AppServices
+from desktop.ui.theme import apply_theme
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +62,9 @@ def app_and_loop() -> tuple[QApplication, asyncio.AbstractEventLoop]:
     app = QApplication.instance()
     if not isinstance(app, QApplication):
         app = QApplication(["chatnodes-bench"])
+        # What desktop.app.main applies: Fusion, the palette and the app-wide style sheet (every
+        # widget then polishes and paints through the style sheet style, as users get it).
+        apply_theme(app, "light")
     global _collector
     if _collector is None:
         # What desktop.app.main installs: garbage collected from a GUI-thread timer, full

@@ -93,8 +93,10 @@ def open_project_child(project: Path, config: Path) -> dict[str, float]:
     from PySide6.QtWidgets import QApplication
 
     from desktop.app import create_main_window
+    from desktop.ui.theme import apply_theme
 
     app = QApplication(["chatnodes-bench"])
+    apply_theme(app, "light")  # as desktop.app.main does
     app.setQuitOnLastWindowClosed(False)
     out: dict[str, float] = {}
 
