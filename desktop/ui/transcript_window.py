@@ -283,8 +283,8 @@ class MessageWindow:
         """Build the released slots inside the viewport now (a scroll step calls it before Qt paints
         the step): the user never sees a placeholder's empty strip. The rest waits for ``run``."""
         area = self._area
-        if self._restoring or not self.slots or not area.isVisible():
-            return
+        if self._restoring or len(self._built) == len(self.slots) or not area.isVisible():
+            return  # nothing released (streaming at the bottom of a short chat: the usual case)
         top = area.verticalScrollBar().value()
         bottom = top + max(1, area.viewport().height())
         first = self._index_at(top)
