@@ -49,7 +49,8 @@ from desktop.core.project import NodeState
 
 log = logging.getLogger(__name__)
 
-__all__ = ["run", "typing_run", "scroll_run", "Typist", "markdown_node_state"]
+__all__ = ["run", "typing_run", "scroll_run", "Typist", "markdown_node_state", "PaintCounter",
+           "placeholder_in_view"]
 
 MIN_KEYS = 20
 MAX_SCROLL_STEPS = 50_000
@@ -91,16 +92,21 @@ class PaintCounter(QObject):
         return False
 
     def _placeholder_in_view(self) -> bool:
-        viewport = self._area.viewport()
-        x = viewport.width() // 2
-        for y in range(0, viewport.height(), 16):
-            point = self._content.mapFrom(viewport, QPoint(x, y))
-            child = self._content.childAt(point)
-            while child is not None and child is not self._content:
-                if child.objectName() == "messagePlaceholder":
-                    return True
-                child = child.parentWidget()
-        return False
+        return placeholder_in_view(self._area, self._content)
+
+
+def placeholder_in_view(area: QAbstractScrollArea, content: QWidget, every: int = 8) -> bool:
+    """Whether a message placeholder (a message not built) shows in ``area``'s viewport: the widgets
+    under its middle column, one point every ``every`` pixels, and their parents."""
+    viewport = area.viewport()
+    x = viewport.width() // 2
+    for y in range(0, viewport.height(), every):
+        child = content.childAt(content.mapFrom(viewport, QPoint(x, y)))
+        while child is not None and child is not content:
+            if child.objectName() == "messagePlaceholder":
+                return True
+            child = child.parentWidget()
+    return False
 
 
 class Typist(QObject):

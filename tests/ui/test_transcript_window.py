@@ -11,6 +11,7 @@ from PySide6.QtCore import QEvent, QObject, QPoint
 from PySide6.QtWidgets import QApplication, QWidget
 from test_chat_node_support import NodeEnv, make_env  # noqa: F401
 
+from benchmarks.interactive import placeholder_in_view
 from desktop.core.chat.conversation import create_conversation
 from desktop.core.chat.types import ChatMessage, Usage
 from desktop.core.project import new_node_state
@@ -173,14 +174,7 @@ class _PaintedPlaceholders(QObject):
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt API
         if event.type() == QEvent.Type.Paint:
             self.paints += 1
-            content, viewport = self.transcript.widget(), self.transcript.viewport()
-            for y in range(0, viewport.height(), 8):
-                child = content.childAt(content.mapFrom(viewport, QPoint(viewport.width() // 2, y)))
-                while child is not None and child is not content:
-                    if child.objectName() == "messagePlaceholder":
-                        self.blank += 1
-                        return False
-                    child = child.parentWidget()
+            self.blank += placeholder_in_view(self.transcript, self.transcript.widget())
         return False
 
 
