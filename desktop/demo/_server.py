@@ -78,6 +78,7 @@ class LoopbackProvider:
         self._startup_error: BaseException | None = None
         self._port = 0
         self._handlers: set[asyncio.Task[None]] = set()
+        self._writers: set[asyncio.StreamWriter] = set()
         self._connections = 0
 
     def __repr__(self) -> str:
@@ -220,25 +221,50 @@ class LoopbackProvider:
     async def _main(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._stop_event = asyncio.Event()
-        server = await asyncio.start_server(self._on_connection, "127.0.0.1", 0, limit=MAX_HEADER_BYTES)
+        server = await asyncio.start_server(self._accept, "127.0.0.1", 0, limit=MAX_HEADER_BYTES)
         self._port = server.sockets[0].getsockname()[1]
         log.debug("LoopbackProvider listening on %s", self._port)
         self._ready.set()
         try:
             await self._stop_event.wait()
         finally:
-            server.close()
+            await self._settle_accepts()
+            server.close()  # no await since the check above: nothing new is accepted in between
             handlers = list(self._handlers)
             for task in handlers:
                 task.cancel()
             await asyncio.gather(*handlers, return_exceptions=True)
+            # A handler cancelled before its first step never runs its ``finally``: close its socket.
+            for writer in list(self._writers):
+                writer.transport.abort()
+            await asyncio.sleep(0)  # the aborts close the sockets in their connection_lost callbacks
             await server.wait_closed()
 
-    async def _on_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._handlers.add(task)
+    async def _settle_accepts(self) -> None:
+        """Wait for connections that asyncio accepted but has not attached to the server yet.
+
+        On Python 3.11, closing the server while such a set-up task is pending makes it fail
+        (``Server._attach`` asserts) and leaks the accepted socket, so the stop waits for them first.
+        """
+        current = asyncio.current_task()
+        while True:
+            setting_up = [t for t in asyncio.all_tasks() if t is not current and t not in self._handlers]
+            if not setting_up:
+                return
+            _done, pending = await asyncio.wait(setting_up, timeout=1.0)
+            if pending:
+                log.warning("LoopbackProvider: %d connection(s) still setting up at stop", len(pending))
+                return
+
+    def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Register a new connection at once (synchronously, on accept) and start its handler."""
+        self._writers.add(writer)
         self._connections += 1
+        task = asyncio.get_running_loop().create_task(self._on_connection(reader, writer))
+        self._handlers.add(task)
+        task.add_done_callback(self._handlers.discard)
+
+    async def _on_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while True:
                 try:
@@ -263,7 +289,7 @@ class LoopbackProvider:
             writer.close()
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await writer.wait_closed()
-            self._handlers.discard(task)
+            self._writers.discard(writer)
 
     async def _read_request(self, reader: asyncio.StreamReader) -> RecordedRequest | None:
         request = await read_request(reader)
