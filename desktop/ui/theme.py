@@ -208,6 +208,21 @@ QFrame[bannerKind] QLabel {{ background: transparent; border: none; color: {c.te
 QFrame[bannerKind] QPushButton {{ padding: 3px 10px; }}
 QFrame[bannerKind] QToolButton {{ border: none; background: transparent; color: {c.muted}; padding: 2px; }}
 QToolTip {{ background: {c.tooltip_bg}; color: {c.tooltip_text}; border: none; padding: 4px 6px; }}
+{_SCROLL_BARS.format(handle=c.border, hover=c.muted)}"""
+
+
+# Thin scroll bars, a rounded handle, no arrow buttons. Also a speed fix: Fusion draws its own scroll
+# bar in ~1.7 ms (gradients, every time), and a transcript's bar repaints on every streamed frame and
+# every scroll step; drawn from these rules it costs ~0.02 ms.
+_SCROLL_BARS = """
+QScrollBar:vertical {{ background: transparent; width: 12px; margin: 0; border: none; }}
+QScrollBar:horizontal {{ background: transparent; height: 12px; margin: 0; border: none; }}
+QScrollBar::handle {{ background: {handle}; border-radius: 3px; }}
+QScrollBar::handle:vertical {{ min-height: 32px; margin: 2px 3px; }}
+QScrollBar::handle:horizontal {{ min-width: 32px; margin: 3px 2px; }}
+QScrollBar::handle:hover, QScrollBar::handle:pressed {{ background: {hover}; }}
+QScrollBar::add-line, QScrollBar::sub-line {{ width: 0; height: 0; border: none; background: none; }}
+QScrollBar::add-page, QScrollBar::sub-page {{ background: none; }}
 """
 
 
