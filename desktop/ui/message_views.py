@@ -339,14 +339,22 @@ class AssistantMessageView(MessageView):
 
     # -- rendering
 
-    def sync(self, msg: ChatMessage, *, live: bool) -> None:
-        """Show the latest state; while ``live`` only new text is appended."""
+    def sync(self, msg: ChatMessage, *, live: bool, deadline: float | None = None) -> None:
+        """Show the latest state; while ``live`` only new text is appended.
+
+        Args:
+            msg: the message (same id).
+            live: True while it is being streamed.
+            deadline: for a finished message, ``time.perf_counter()`` after which no further
+                segment of its body is filled (at least one is); ``body.pending`` then says that
+                ``sync`` must be called again. Used for a view built ahead of need, not shown yet.
+        """
         if msg.thinking:
             if self.thinking is None:
                 self.thinking = ThinkingBlock(self)
                 self._lay.insertWidget(0, self.thinking)
             self.thinking.set_text(msg.thinking, streaming=live and not msg.content and not msg.tool_calls)
-        self._sync_body(msg.content, live)
+        self._sync_body(msg.content, live, deadline)
         if msg.tool_calls:
             for call in msg.tool_calls:
                 self.upsert_call(call)
@@ -359,7 +367,7 @@ class AssistantMessageView(MessageView):
             self.meta_label.setText(self.meta_text(msg) if not live or msg.usage else "")
         self.copy_button.setVisible(bool(msg.content) and not live)
 
-    def _sync_body(self, content: str, live: bool) -> None:
+    def _sync_body(self, content: str, live: bool, deadline: float | None = None) -> None:
         theme = self.theme
         self._released = False
         self._source = content
@@ -396,7 +404,9 @@ class AssistantMessageView(MessageView):
                         segments = reuse.segments
                     else:
                         segments = _segments(content, theme)
-                    self.body.show_segments(segments, theme)
+                    if not self.body.show_segments(segments, theme, deadline=deadline):
+                        self._reuse = RenderedBody(content, theme, segments)  # the rest: next call
+                        return
                     self._final = RenderedBody(content, theme, segments)
                     self._shown = content
                 self._rendered_final = True

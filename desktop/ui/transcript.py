@@ -170,7 +170,8 @@ class Transcript(QScrollArea):
         self._window = MessageWindow(self, self._content, WindowHooks(
             releasable=lambda v: may_release(v, self._live | self._dirty), older=self._next_older,
             render=lambda m: render_body(m.content, self.theme) if m.role == "assistant" else None,
-            build_older=self._build_one_older, older_built=self._update_older_label,
+            make_older=lambda m, r, d: self._make_view(m, live=False, rendered=r, deadline=d),
+            place_older=self._place_older, older_built=self._update_older_label,
             following=lambda: self._follow,
         ))
 
@@ -395,19 +396,15 @@ class Transcript(QScrollArea):
             How many older messages were built.
         """
         self._build_pending()
+        self._window.finish_making()
         conv = self._conv
         if conv is None or self._start == 0:
             return 0
         bar = self.verticalScrollBar()
         self._anchor_from_bottom = bar.maximum() - bar.value()
-        shown = self._content.isVisible()
-
-        def place(view: MessageView) -> None:
-            self._pages.place(view, shown=shown)
-            self._window.prepend(view)
-
         new_start = build_older(
-            conv.messages, self._start, count, lambda m: self._make_view(m, live=False), place, budget=budget
+            conv.messages, self._start, count, lambda m: self._make_view(m, live=False), self._place_on_top,
+            budget=budget,
         )
         loaded = self._start - new_start
         self._start = new_start
@@ -418,15 +415,15 @@ class Transcript(QScrollArea):
         conv = self._conv
         return conv.messages[self._start - 1] if conv is not None and self._start > 0 else None
 
-    def _build_one_older(self, rendered: RenderedBody | None) -> None:
-        """Build the next older message at the top (``transcript_window``: ahead of need)."""
-        msg = self._next_older()
-        if msg is not None:
-            self._start -= 1
-            view = self._make_view(msg, live=False, rendered=rendered)
-            if view is not None:
-                self._pages.place(view, shown=self._content.isVisible())
-                self._window.prepend(view)
+    def _place_older(self, view: MessageView | None) -> None:
+        """The next older message is built (``transcript_window``, ahead of need): its view on top."""
+        self._start -= 1
+        if view is not None:
+            self._place_on_top(view)
+
+    def _place_on_top(self, view: MessageView) -> None:
+        self._pages.place(view, shown=self._content.isVisible())
+        self._window.prepend(view)
 
     def show_error(self, text: str) -> None:
         """Show the error row with ``text``."""
@@ -505,7 +502,8 @@ class Transcript(QScrollArea):
         return next((m for m in reversed(msgs) if m.id == message_id), None)
 
     def _make_view(
-        self, msg: ChatMessage, *, live: bool, rendered: RenderedBody | None = None
+        self, msg: ChatMessage, *, live: bool, rendered: RenderedBody | None = None,
+        deadline: float | None = None,
     ) -> MessageView | None:
         view: MessageView
         if msg.role == "user":
@@ -523,7 +521,7 @@ class Transcript(QScrollArea):
             assistant.card_decided.connect(self.decision)
             if rendered is not None:
                 assistant.reuse(rendered)
-            assistant.sync(msg, live=live)
+            assistant.sync(msg, live=live, deadline=deadline)
             view = assistant
         elif msg.role == "tool":
             call_id = msg.tool_calls[0].id if msg.tool_calls else None

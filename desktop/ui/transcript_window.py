@@ -11,7 +11,9 @@ so showing it again costs the documents' layout only, no Markdown rendering and 
 again the released messages that come within ``BUILD_SCREENS`` of the viewport (those in the
 viewport first, whatever the budget, then outwards, in the direction of scrolling first), releases
 the far ones, and builds older messages ahead of need while the viewport is within
-``PREFETCH_SCREENS`` of the top, so scrolling up rarely reaches an unbuilt top. Once the user has
+``PREFETCH_SCREENS`` of the top, so scrolling up rarely reaches an unbuilt top (an older answer's
+view is made segment by segment, the pass's budget at a time, and placed once complete: a long
+answer never costs one step more than a budget plus one segment). Once the user has
 scrolled away from the bottom, a pass runs after every scroll step (queued, so the step's own
 events come first) and again, ``CONTINUE_MS`` later (at once at the very top, where no scroll step
 would ask), while work is left: idle time builds ahead too.
@@ -63,6 +65,11 @@ CONTINUE_MS = 4
 """Delay of the next pass while work is left (the event loop runs in between)."""
 
 PLACEHOLDER_NAME = "messagePlaceholder"
+
+
+def _pending(view: MessageView | None) -> bool:
+    """Whether a view being made still has body segments to fill."""
+    return isinstance(view, AssistantMessageView) and view.body.pending
 
 
 def may_release(view: MessageView, busy: set[str]) -> bool:
@@ -134,8 +141,11 @@ class WindowHooks:
         releasable: whether a view may be released now (not streaming, no open editor, ...).
         older: the next older message not built yet (None: all are).
         render: renders a message's body ahead of building it (None: nothing to render).
-        build_older: builds the next older message at the top, with its rendered body if any
-            (the transcript adds its slot).
+        make_older: makes the view of the next older message (given), not placed yet, with its
+            rendered body if any, the body filled until the deadline (``time.perf_counter()``);
+            None when the message has no view of its own.
+        place_older: the next older message is built: places its view (if any) at the top (the
+            transcript adds its slot).
         older_built: a pass built older messages (the transcript updates what it says about them).
         following: True while the transcript follows the bottom (then nothing is anchored).
     """
@@ -143,7 +153,8 @@ class WindowHooks:
     releasable: Callable[[MessageView], bool]
     older: Callable[[], ChatMessage | None]
     render: Callable[[ChatMessage], RenderedBody | None]
-    build_older: Callable[[RenderedBody | None], None]
+    make_older: Callable[[ChatMessage, RenderedBody | None, float], MessageView | None]
+    place_older: Callable[[MessageView | None], None]
     older_built: Callable[[], None]
     following: Callable[[], bool]
 
@@ -165,6 +176,7 @@ class MessageWindow:
         self._hooks = hooks
         self._built: dict[int, Slot] = {}  # id(slot) -> slot, for the slots showing their view
         self._ahead: dict[str, RenderedBody | None] = {}  # older messages rendered ahead of building
+        self._making: tuple[ChatMessage, MessageView | None] | None = None  # made, not placed yet
         self.costs = CostModel()
         self._last_top = 0
         self._restoring = False
@@ -209,6 +221,7 @@ class MessageWindow:
         self.slots.clear()
         self._ahead.clear()
         self._built.clear()
+        self._drop_making()
 
     def request(self, delay_ms: int = 0) -> None:
         """Run a pass after ``delay_ms`` (an earlier pending one is kept)."""
@@ -354,28 +367,72 @@ class MessageWindow:
     def _build_older(self, deadline: float, *, fresh: bool) -> bool:
         """Render or build older messages while the budget lasts; True when a slot was added.
 
-        A message's body is rendered in one step and its widgets built in another, and a step is
-        only started when its predicted cost fits what is left of the budget (the first step of a
-        pass whatever it costs, or a huge message would never be built).
+        A message's body is rendered in one step and its view made in others: the view is filled
+        segment by segment until the deadline and placed (polished, laid out) once complete, at
+        the earliest in the next pass when the deadline has passed. A render is only started
+        when its predicted cost fits what is left of the budget (the first step of a pass
+        whatever it costs, or a huge message would never be rendered).
         """
         hooks = self._hooks
         built = False
         while (msg := hooks.older()) is not None:
+            making = self._making
+            if making is not None and making[0] is not msg:
+                self._drop_making()  # the transcript built that message itself (``finish_making``)
+                making = None
             rendered = msg.id in self._ahead
-            kind = "build" if rendered or msg.role != "assistant" else "render"
+            kind = "build" if making is not None or rendered or msg.role != "assistant" else "render"
             now = time.perf_counter()
-            if not fresh and now + self.costs.estimate(kind, len(msg.content)) > deadline:
+            if not fresh and (now >= deadline if kind == "build" else
+                              now + self.costs.estimate(kind, len(msg.content)) > deadline):
                 break
             fresh = False
             if kind == "render":
                 self._ahead[msg.id] = hooks.render(msg)
+                self.costs.record(kind, len(msg.content), time.perf_counter() - now)
+                continue
+            if making is None:
+                view = hooks.make_older(msg, self._ahead.pop(msg.id, None), deadline)
+                worked = True
             else:
-                hooks.build_older(self._ahead.pop(msg.id, None))
-                built = True
-            self.costs.record(kind, len(msg.content), time.perf_counter() - now)
+                view = making[1]
+                worked = _pending(view)
+                if worked and isinstance(view, AssistantMessageView):
+                    view.sync(msg, live=False, deadline=deadline)
+            if _pending(view) or (worked and view is not None and time.perf_counter() >= deadline):
+                self._making = (msg, view)  # the rest, or the placing, in the next pass
+                break
+            self._making = None
+            hooks.place_older(view)
+            built = True
+            if making is None:  # made and placed in one go: a measure of what building costs
+                self.costs.record(kind, len(msg.content), time.perf_counter() - now)
         if built:
             hooks.older_built()
         return built
+
+    def finish_making(self) -> None:
+        """Complete and place the older view being made (the transcript builds older messages
+        itself next: ``Transcript.load_older``)."""
+        making, self._making = self._making, None
+        if making is None or self._hooks.older() is not making[0]:
+            self._drop_view(making)
+            return
+        msg, view = making
+        if isinstance(view, AssistantMessageView) and view.body.pending:
+            view.sync(msg, live=False)
+        self._hooks.place_older(view)
+        self._hooks.older_built()
+
+    def _drop_making(self) -> None:
+        making, self._making = self._making, None
+        self._drop_view(making)
+
+    @staticmethod
+    def _drop_view(making: tuple[ChatMessage, MessageView | None] | None) -> None:
+        if making is not None and making[1] is not None:
+            making[1].hide()
+            making[1].deleteLater()
 
     def _release_far(self, top: int, bottom: int, height: int) -> bool:
         reach = int(RELEASE_SCREENS * height)

@@ -198,3 +198,76 @@ def test_a_scroll_step_is_painted_with_its_messages_built_never_with_an_empty_pl
         step(transcript, page)
     assert transcript._window.rebuilt > 0 and spy.paints > 10
     assert spy.blank == 0  # the step's own paint already shows them (show_visible, before Qt paints)
+
+
+def _big_answer(i: int) -> str:
+    parts = [f"## Part {n} of answer {i}\n\n```python\nx_{n} = {n}\n```\n\n"
+             f"| a | b |\n|---|---|\n| {n} | {i} |" for n in range(25)]
+    return "\n\n".join(parts) + f"\n\nThe end of answer {i}."
+
+
+def test_an_older_answer_is_made_in_slices_and_placed_only_once_complete(
+    qtbot: Any, make_env: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No budget: every pass fills one segment of the view being made, then hands back the loop.
+    monkeypatch.setattr(transcript_window, "WINDOW_BUDGET", 0.0)
+    state = markdown_state(30)
+    for msg in state.conversation.messages:
+        if msg.role == "assistant":
+            msg.content = _big_answer(int(msg.id[1:]))
+    env: NodeEnv = make_env(state)
+    transcript = env.node.transcript
+    window = transcript._window
+    bar = transcript.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0)
+    placed: list[MessageView] = []
+    sliced = 0
+    place = window._hooks.place_older
+
+    def checked_place(view: MessageView | None) -> None:
+        if isinstance(view, AssistantMessageView):
+            assert not view.body.pending and not view.isVisible()
+            assert view.toPlainText().endswith(f"The end of answer {view.message_id[1:]}.")
+            assert view.rendered_body() is not None
+            placed.append(view)
+        place(view)
+
+    monkeypatch.setattr(window._hooks, "place_older", checked_place)
+    for _ in range(3000):
+        if bar.value() == 0 and not transcript.unloaded_count():
+            break
+        step(transcript, -bar.pageStep())
+        making = window._making
+        if making is not None and isinstance(making[1], AssistantMessageView) and making[1].body.pending:
+            sliced += 1
+            assert making[1] not in transcript.views()  # never in the layout half made
+    assert transcript.unloaded_count() == 0 and len(placed) >= 10 and sliced >= 10
+    ids = [slot.message_id for slot in window.slots]
+    assert len(ids) == len(set(ids)) == len(state.conversation.messages)
+
+
+def test_loading_earlier_messages_completes_the_answer_being_made(
+    qtbot: Any, make_env: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(transcript_window, "WINDOW_BUDGET", 0.0)
+    state = markdown_state(30)
+    for msg in state.conversation.messages:
+        if msg.role == "assistant":
+            msg.content = _big_answer(int(msg.id[1:]))
+    env: NodeEnv = make_env(state)
+    transcript = env.node.transcript
+    window = transcript._window
+    bar = transcript.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0)
+    for _ in range(500):
+        step(transcript, -bar.pageStep())
+        if window._making is not None and isinstance(window._making[1], AssistantMessageView):
+            break
+    making = window._making
+    assert making is not None and isinstance(making[1], AssistantMessageView)
+    half_made = making[1]
+    transcript.load_older(count=4)  # the "load earlier messages" link
+    assert window._making is None
+    assert half_made in transcript.views() and not half_made.body.pending
+    ids = [slot.message_id for slot in window.slots]
+    assert len(ids) == len(set(ids)) and ids.count(half_made.message_id) == 1
