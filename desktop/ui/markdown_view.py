@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from functools import partial
 
-from PySide6.QtCore import QByteArray, Qt, QUrl
+from PySide6.QtCore import QByteArray, QMimeData, Qt, QUrl
 from PySide6.QtGui import (
     QContextMenuEvent,
     QDesktopServices,
@@ -31,6 +31,7 @@ from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QToolButton, QW
 from desktop.ui.frames import frame_scheduler, tick_deadline
 from desktop.ui.markdown import MarkdownTheme, document_css, render_markdown_blocks, safe_link
 from desktop.ui.md_colour import COLOUR_SLICE, CodeColourer
+from desktop.ui.md_copy import selection_text
 
 log = logging.getLogger(__name__)
 
@@ -278,6 +279,18 @@ class MarkdownView(QTextBrowser):
         else:
             super().resizeEvent(event)
         self._place_copy_buttons()
+
+    def createMimeDataFromSelection(self) -> QMimeData:  # noqa: N802 - Qt override
+        """What Copy puts on the clipboard: Qt's rich text, and plain text with the list markers and
+        table tabs the reader sees (``desktop.ui.md_copy``)."""
+        data = super().createMimeDataFromSelection()
+        cursor = self.textCursor()
+        if cursor.hasSelection():
+            # Qt's mime data writes all its formats when one is first read: read one first, or
+            # that would overwrite the text set here.
+            data.html()
+            data.setText(selection_text(self.document(), cursor.selectionStart(), cursor.selectionEnd()))
+        return data
 
     def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802 - Qt override
         """Let the transcript scroll: this view never scrolls itself."""

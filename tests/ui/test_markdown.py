@@ -197,3 +197,27 @@ def test_a_renderer_failure_falls_back_to_escaped_plain_text(monkeypatch: Any, c
         blocks = md.render_markdown_blocks("**bold** <img src=x>")
     assert len(blocks) == 1 and "&lt;img src=x&gt;" in blocks[0].html and "<img" not in blocks[0].html
     assert "plain text" in caplog.text
+
+
+def test_copying_a_selection_keeps_list_markers_and_table_columns(qapp: Any) -> None:
+    from PySide6.QtGui import QGuiApplication, QTextCursor
+
+    src = ("Intro &amp; more\n\n- one\n- two\n  - nested **b**\n\n3. third\n4. fourth\n\n"
+           "| name | value |\n|---|---|\n| a | `1 \\| 2` |\n\nThe end.")
+    view = shown_view(qapp, src)
+    view.selectAll()
+    view.copy()
+    clipboard = QGuiApplication.clipboard()
+    assert clipboard.text() == ("Intro & more\n• one\n• two\n  • nested b\n3. third\n4. fourth\n"
+                                "name\tvalue\na\t1 | 2\n\nThe end.")  # the block after a table: empty
+    assert "<" in (clipboard.mimeData().html() or "")  # the rich text is still offered
+    # A selection starting inside an item: no marker for the cut item, markers for whole ones.
+    doc = view.document()
+    start = doc.find("ne").selectionStart()  # inside "one"
+    end = doc.find("third").position()
+    cursor = QTextCursor(doc)
+    cursor.setPosition(start)
+    cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+    view.setTextCursor(cursor)
+    view.copy()
+    assert clipboard.text() == "ne\n• two\n  • nested b\n3. third"
