@@ -7,8 +7,9 @@ load a resource: there is never an ``<img>`` (an image becomes a link showing it
 CSS ``url()``, and only http(s)/mailto links become anchors. The view decides what a click does.
 
 Chat-specific choices: a soft line break is shown as a line break (models use single newlines
-deliberately), bare ``http(s)://`` URLs become links, and a fenced code block is highlighted by
-Pygments (``desktop.ui.md_code``) from its info string. Nesting deeper than ``MAX_NESTING``
+deliberately), bare ``http(s)://`` URLs become links, a fenced code block is highlighted by
+Pygments (``desktop.ui.md_code``) from its info string, and TeX between dollars is shown as code
+(``$$`` blocks as LaTeX code blocks), never parsed as Markdown. Nesting deeper than ``MAX_NESTING``
 levels is shown as literal text instead of being dropped.
 
 ``render_markdown_blocks`` splits the result into top-level blocks; ``block_starts`` gives the
@@ -30,6 +31,7 @@ from markdown_it.parser_block import ParserBlock
 from markdown_it.rules_block import StateBlock
 from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
+from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.tasklists import tasklists_plugin
 
 from desktop.ui.md_code import highlight_code
@@ -180,6 +182,8 @@ def _make_parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "breaks": True, "maxNesting": MAX_NESTING})
     md.enable(["table", "strikethrough"])
     md.use(tasklists_plugin)
+    # TeX is code, not Markdown; "$5 and $10" is no math (no space inside, no digit after the closing $).
+    md.use(dollarmath_plugin, allow_space=False, allow_digits=False, double_inline=True)
     # Every destination parses (``javascript:`` too): ``safe_link`` decides what becomes an anchor,
     # so an unsafe link or image still shows its text instead of its raw Markdown.
     md.validateLink = lambda url: True  # type: ignore[method-assign]
@@ -347,7 +351,7 @@ def _inline(children: list[Token]) -> str:
             out.append(_text(tok.content, bool(links)))
         elif kind in ("softbreak", "hardbreak"):
             out.append("<br/>")
-        elif kind == "code_inline":
+        elif kind in ("code_inline", "math_inline", "math_inline_double"):
             out.append("<code>" + html.escape(tok.content, quote=False) + "</code>")
         elif kind in _SIMPLE_TAGS:
             out.append(_SIMPLE_TAGS[kind])
@@ -453,6 +457,10 @@ class _Renderer:
         plain: str | None = None
         for i, tok in enumerate(tokens):
             kind = tok.type
+            if kind in ("math_block", "math_block_label"):  # shown as a LaTeX code block
+                tok = Token("fence", "code", 0, content=tok.content.strip("\n") + "\n", info="latex",
+                            level=tok.level, map=tok.map)
+                kind = "fence"
             if kind in ("fence", "code_block"):
                 if tok.level == 0:
                     out.extend(self.code_pieces(tok))

@@ -101,6 +101,18 @@ def test_fenced_code_with_longer_fences_and_tildes(qapp: Any) -> None:
     assert lines(text) == ["markdown", "```python", "print(1)", "```", "code", "~~~ not the end"]
 
 
+def test_tex_between_dollars_is_shown_as_code_and_prices_stay_text(qapp: Any) -> None:
+    src = ("With $a_1 * b_2 * c$ and $$E=mc^2$$ inline; it costs $5 and $10, or $ 3 $.\n\n"
+           "$$\n\\sum_{i=1}^{n} x_i * y_i\n$$\n\nAfter.")
+    text, _, view = shown(src)
+    # Markdown inside the dollars is left alone (no emphasis eats the asterisks or underscores).
+    assert lines(text) == ["With a_1 * b_2 * c and E=mc^2 inline; it costs $5 and $10, or $ 3 $.",
+                           "latex", "\\sum_{i=1}^{n} x_i * y_i", "After."]
+    cursor = view.document().find("a_1 * b_2")
+    assert "Mono" in cursor.charFormat().fontFamilies()[0] or cursor.charFormat().fontFixedPitch()
+    assert [view.code_for(b) for b in view.copy_buttons] == ["\\sum_{i=1}^{n} x_i * y_i"]
+
+
 def test_images_become_links_showing_alt_text_and_load_nothing(qapp: Any) -> None:
     text, links, view = shown("![a cat](https://x.example/cat.png) ![](http://x.example/y.png) ![local](file:///etc/hostname)")
     assert lines(text) == ["[image: a cat] [image: image] [image: local]"]
