@@ -8,9 +8,8 @@ CSS ``url()``, and only http(s)/mailto links become anchors. The view decides wh
 
 Chat-specific choices: a soft line break is shown as a line break (models use single newlines
 deliberately), bare ``http(s)://`` URLs become links, a fenced code block is highlighted by
-Pygments (``desktop.ui.md_code``) from its info string, and TeX between dollars is shown as code
-(``$$`` blocks as LaTeX code blocks), never parsed as Markdown. Nesting deeper than ``MAX_NESTING``
-levels is shown as literal text instead of being dropped.
+Pygments (``desktop.ui.md_code``), TeX (``$…$``, ``$$…$$``, ``\\(…\\)``, ``\\[…\\]``) is shown as
+code, and nesting deeper than ``MAX_NESTING`` levels as literal text instead of being dropped.
 
 ``render_markdown_blocks`` splits the result into top-level blocks; ``block_starts`` gives the
 block structure of a source without rendering it (the streaming pipeline in
@@ -33,6 +32,7 @@ from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.tasklists import tasklists_plugin
+from mdit_py_plugins.texmath import texmath_plugin
 
 from desktop.ui.md_code import highlight_code
 
@@ -180,10 +180,10 @@ class _CappedBlockParser(ParserBlock):
 
 def _make_parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "breaks": True, "maxNesting": MAX_NESTING})
-    md.enable(["table", "strikethrough"])
-    md.use(tasklists_plugin)
+    md.enable(["table", "strikethrough"]).use(tasklists_plugin)
     # TeX is code, not Markdown; "$5 and $10" is no math (no space inside, no digit after the closing $).
     md.use(dollarmath_plugin, allow_space=False, allow_digits=False, double_inline=True)
+    md.use(texmath_plugin, delimiters="brackets")  # \( inline \) and \[ block \]
     # Every destination parses (``javascript:`` too): ``safe_link`` decides what becomes an anchor,
     # so an unsafe link or image still shows its text instead of its raw Markdown.
     md.validateLink = lambda url: True  # type: ignore[method-assign]
@@ -457,7 +457,7 @@ class _Renderer:
         plain: str | None = None
         for i, tok in enumerate(tokens):
             kind = tok.type
-            if kind in ("math_block", "math_block_label"):  # shown as a LaTeX code block
+            if kind.startswith("math_block"):  # $$ or \[ ... \] (with a label or number): LaTeX code
                 tok = Token("fence", "code", 0, content=tok.content.strip("\n") + "\n", info="latex",
                             level=tok.level, map=tok.map)
                 kind = "fence"

@@ -113,6 +113,16 @@ def test_tex_between_dollars_is_shown_as_code_and_prices_stay_text(qapp: Any) ->
     assert [view.code_for(b) for b in view.copy_buttons] == ["\\sum_{i=1}^{n} x_i * y_i"]
 
 
+def test_tex_between_brackets_is_shown_as_code(qapp: Any) -> None:
+    # (A \\[ block needs a blank line before it, as other blocks that do not interrupt a paragraph.)
+    src = ("So \\(a_1 * b_2 * c\\) holds, and [a link](https://x.example) stays.\n\n"
+           "\\[\nx_1 * y_1 = z\n\\]\n\nEnd.")
+    text, links, view = shown(src)
+    assert lines(text) == ["So a_1 * b_2 * c holds, and a link stays.", "latex", "x_1 * y_1 = z", "End."]
+    assert links == [("a link", "https://x.example")]
+    assert [view.code_for(b) for b in view.copy_buttons] == ["x_1 * y_1 = z"]
+
+
 def test_images_become_links_showing_alt_text_and_load_nothing(qapp: Any) -> None:
     text, links, view = shown("![a cat](https://x.example/cat.png) ![](http://x.example/y.png) ![local](file:///etc/hostname)")
     assert lines(text) == ["[image: a cat] [image: image] [image: local]"]
