@@ -30,6 +30,8 @@ from desktop.demo import DEMO_FIRST_PROMPT, DEMO_PROVIDER_ID  # noqa: E402  (con
 # first paint; asyncio, qasync, httpx, the keyring, the runtime, the providers, MCP and the Markdown
 # renderer only after a node accepts input (see main() and AppContext.load_services).
 if TYPE_CHECKING:
+    import asyncio
+
     from desktop.core.redact import KeyScrubFilter
     from desktop.core.secrets import SecretStore
     from desktop.core.settings import CONFIG_DIR_ENV  # noqa: F401 (re-exported lazily, see __getattr__)
@@ -369,6 +371,21 @@ def _report_ready(window: MainWindow, ready: bool, t0: float) -> None:
         print("chatnodes: no node accepted input within 30 s", file=sys.stderr, flush=True)
 
 
+def track_async_generators(loop: asyncio.AbstractEventLoop) -> None:
+    """Install asyncio's async-generator hooks for ``loop``, as asyncio's own ``run_forever`` does
+    and qasync's does not.
+
+    An async generator left suspended (an HTTP response's body reader when a run is stopped) is then
+    closed by a task on the loop, where its cleanup may await; without the hooks the garbage
+    collector closes it outside any loop and httpcore's cleanup fails ("Exception ignored ...").
+    ``loop.shutdown_asyncgens()`` (``asyncio.Runner`` does it at exit) closes the ones still open.
+    """
+    firstiter = getattr(loop, "_asyncgen_firstiter_hook", None)
+    finalizer = getattr(loop, "_asyncgen_finalizer_hook", None)
+    if firstiter is not None and finalizer is not None:
+        sys.set_asyncgen_hooks(firstiter=firstiter, finalizer=finalizer)
+
+
 def _run_loop(app: QApplication, window: MainWindow, context: AppContext, *, close_at_once: bool) -> int:
     """Run the qasync loop until the window's shutdown finished: first load the context's deferred
     services (the nodes finish loading with them), then follow the system's colour scheme.
@@ -390,6 +407,7 @@ def _run_loop(app: QApplication, window: MainWindow, context: AppContext, *, clo
     from desktop.ui.theme import apply_theme, current_scheme, follow_system_scheme, system_scheme
 
     async def run() -> int:
+        track_async_generators(asyncio.get_running_loop())
         closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
         def on_closed() -> None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import sys
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -41,8 +43,12 @@ def collect_on_gui_thread(qapp: Any) -> Iterator[None]:
 @pytest.fixture
 def qloop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
     """A qasync event loop driven by the Qt event loop that pytest-qt runs while waiting."""
+    from desktop.app import track_async_generators
+
     loop = qasync.QEventLoop(qapp, already_running=False)
     asyncio.set_event_loop(loop)
+    hooks = sys.get_asyncgen_hooks()
+    track_async_generators(loop)  # as desktop.app does
     # qasync runs callbacks only while Qt processes events; make it the "running" loop for code
     # that calls asyncio.get_running_loop() from slots.
     asyncio.events._set_running_loop(loop)
@@ -52,6 +58,16 @@ def qloop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
         pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
         for task in pending:
             task.cancel()
+        # Let the cancelled tasks run their cleanup (an httpx stream closes its response), then close
+        # the async generators still suspended on this loop: finalized later by the garbage
+        # collector, outside any loop, httpcore's cleanup fails (sniffio: no async library).
+        deadline = time.monotonic() + 5.0
+        while any(not t.done() for t in pending) and time.monotonic() < deadline:
+            qapp.processEvents()
+        closing = loop.create_task(loop.shutdown_asyncgens())  # what asyncio.Runner does at exit
+        while not closing.done() and time.monotonic() < deadline:
+            qapp.processEvents()
+        sys.set_asyncgen_hooks(*hooks)
         asyncio.events._set_running_loop(None)
         asyncio.set_event_loop(None)
         loop.close()
