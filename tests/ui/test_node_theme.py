@@ -57,32 +57,24 @@ def test_scroll_bars_are_drawn_from_the_theme_not_by_fusion(qtbot: Any) -> None:
     bar, gradients drawn on every paint, cost ~1.7 ms per frame of a streaming transcript.)"""
     from PySide6.QtWidgets import QLabel, QScrollArea
 
-    app = QApplication.instance()
-    assert isinstance(app, QApplication)
-    before = (app.palette(), app.styleSheet(), app.style().name(), theme._current, theme._current_applied)
     area = QScrollArea()
     qtbot.addWidget(area)
     area.setWidget(QLabel("\n".join(f"line {i}" for i in range(400))))
     area.resize(300, 400)
     area.show()
     qtbot.waitExposed(area)
-    try:
-        for scheme in ("light", "dark"):
-            theme.apply_theme(app, scheme)
-            bar = area.verticalScrollBar()
-            area.ensurePolished()
-            qtbot.waitUntil(lambda bar=bar: bar.width() == 12)
-            bar.setValue(bar.maximum() // 2)
-            image = bar.grab().toImage()
-            handle = image.pixelColor(image.width() // 2, image.height() // 2)
-            assert handle.name() == theme.colors_for(scheme).border, scheme
-            # No arrow buttons: the handle reaches (within its 2 px margin) the bar's end at the maximum.
-            bar.setValue(bar.maximum())
-            image = bar.grab().toImage()
-            end = image.pixelColor(image.width() // 2, image.height() - 4)
-            assert end.name() == theme.colors_for(scheme).border
-    finally:
-        palette, sheet, style, theme._current, theme._current_applied = before
-        app.setStyle(style)
-        app.setPalette(palette)
-        app.setStyleSheet(sheet)
+    for scheme in ("light", "dark"):
+        # The app's style sheet (what apply_theme installs app-wide), on this widget only: restyling
+        # the whole application would repolish every widget earlier tests left alive.
+        area.setStyleSheet(theme.style_sheet(scheme))
+        bar = area.verticalScrollBar()
+        qtbot.waitUntil(lambda bar=bar: bar.width() == 12)
+        bar.setValue(bar.maximum() // 2)
+        image = bar.grab().toImage()
+        handle = image.pixelColor(image.width() // 2, image.height() // 2)
+        assert handle.name() == theme.colors_for(scheme).border, scheme
+        # No arrow buttons: the handle reaches (within its 2 px margin) the bar's end at the maximum.
+        bar.setValue(bar.maximum())
+        image = bar.grab().toImage()
+        end = image.pixelColor(image.width() // 2, image.height() - 4)
+        assert end.name() == theme.colors_for(scheme).border
