@@ -206,10 +206,9 @@ def _big_answer(i: int) -> str:
     return "\n\n".join(parts) + f"\n\nThe end of answer {i}."
 
 
-def test_an_older_answer_is_made_in_slices_and_placed_only_once_complete(
-    qtbot: Any, make_env: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # No budget: every pass fills one segment of the view being made, then hands back the loop.
+def _big_answers_node(qtbot: Any, make_env: Any, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Transcript]:
+    """A shown node of 30 questions and 30 long answers, on a machine too slow to build ahead (no
+    budget: every pass fills one segment of the view being made, then hands back the loop)."""
     monkeypatch.setattr(transcript_window, "WINDOW_BUDGET", 0.0)
     state = markdown_state(30)
     for msg in state.conversation.messages:
@@ -217,9 +216,16 @@ def test_an_older_answer_is_made_in_slices_and_placed_only_once_complete(
             msg.content = _big_answer(int(msg.id[1:]))
     env: NodeEnv = make_env(state)
     transcript = env.node.transcript
+    qtbot.waitUntil(lambda: transcript.verticalScrollBar().maximum() > 0)
+    return state, transcript
+
+
+def test_an_older_answer_is_made_in_slices_and_placed_only_once_complete(
+    qtbot: Any, make_env: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state, transcript = _big_answers_node(qtbot, make_env, monkeypatch)
     window = transcript._window
     bar = transcript.verticalScrollBar()
-    qtbot.waitUntil(lambda: bar.maximum() > 0)
     placed: list[MessageView] = []
     sliced = 0
     place = window._hooks.place_older
@@ -249,16 +255,9 @@ def test_an_older_answer_is_made_in_slices_and_placed_only_once_complete(
 def test_loading_earlier_messages_completes_the_answer_being_made(
     qtbot: Any, make_env: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(transcript_window, "WINDOW_BUDGET", 0.0)
-    state = markdown_state(30)
-    for msg in state.conversation.messages:
-        if msg.role == "assistant":
-            msg.content = _big_answer(int(msg.id[1:]))
-    env: NodeEnv = make_env(state)
-    transcript = env.node.transcript
+    _state, transcript = _big_answers_node(qtbot, make_env, monkeypatch)
     window = transcript._window
     bar = transcript.verticalScrollBar()
-    qtbot.waitUntil(lambda: bar.maximum() > 0)
     for _ in range(500):
         step(transcript, -bar.pageStep())
         if window._making is not None and isinstance(window._making[1], AssistantMessageView):
