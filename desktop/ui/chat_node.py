@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, TypeGuard
 
-from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
@@ -395,8 +395,8 @@ class ChatNodeWidget(QWidget):
         self.transcript.clear_error()
         self.transcript.scroll_to_bottom()
         self.changed.emit()
-        self._start_send()  # the request goes out first, the message shows on the next loop pass
-        QTimer.singleShot(0, self.transcript, self.transcript.flush)
+        self._start_send()  # the request goes out first (it takes the runtime two loop passes)
+        self.transcript.flush_soon()  # then the message shows, in one frame with the first text
         return True
 
     def _start_send(self) -> None:

@@ -175,9 +175,8 @@ class Transcript(QScrollArea):
             following=lambda: self._follow,
         ))
 
-        self._frames = frame_scheduler()
+        frames = self._frames = frame_scheduler()
         key = self._frame_key = id(self)
-        frames = self._frames
         self.destroyed.connect(lambda *_a: frames.cancel(key))
         bar = self.verticalScrollBar()
         bar.rangeChanged.connect(self._on_range_changed)
@@ -269,17 +268,20 @@ class Transcript(QScrollArea):
             self._end_live()
             self._dirty.add(event.message_id or self._last_id())
             self._dirty_calls.add(event.call.id)
-        elif isinstance(event, ToolCallFinished):
+        elif isinstance(event, ToolCallFinished | Notice):
             self._end_live()
-            self._dirty_calls.add(event.call.id)
-        elif isinstance(event, Notice):
-            self._end_live()
+            if isinstance(event, ToolCallFinished):
+                self._dirty_calls.add(event.call.id)
         elif isinstance(event, Done):
             self._end_live()
             if event.message_id:
                 self._dirty.add(event.message_id)
             self.flush()
             return
+        self.flush_soon()
+
+    def flush_soon(self) -> None:
+        """``flush()`` at the next frame tick, together with whatever streams in until then."""
         self._frames.request(self._frame_key, self._flush_in_tick)
 
     def _flush_in_tick(self) -> None:

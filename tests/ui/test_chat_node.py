@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import httpx
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
@@ -214,6 +215,28 @@ def test_retry_after_http_500(qtbot: Any, make_env: Any) -> None:
     assert json.loads(chats[1].body)["messages"][-1]["content"] == "hello?"
 
 
+def test_the_request_goes_out_before_the_message_is_built(
+    qtbot: Any, make_env: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Building and painting the user's message takes milliseconds: it must not delay the request."""
+    env = make_env()
+    env.fake.script(Turn(text="Hi"))
+    built_at_send: list[list[str]] = []
+    send = httpx.AsyncClient.send
+
+    async def spy(client: httpx.AsyncClient, request: httpx.Request, **kwargs: Any) -> httpx.Response:
+        if request.method == "POST":  # the chat request (the model list is fetched with a GET)
+            built_at_send.append(env.node.transcript.message_texts())
+        return await send(client, request, **kwargs)
+
+    monkeypatch.setattr(httpx.AsyncClient, "send", spy)
+    with qtbot.waitSignal(env.node.run_finished, timeout=10_000):
+        env.node.submit("hello")
+    assert built_at_send == [[]]
+    qtbot.waitUntil(lambda: idle(env), timeout=1000)
+    assert env.node.transcript.message_texts() == ["hello", "Hi"]
+
+
 def test_no_provider_error_is_shown_by_the_node(qtbot: Any, make_env: Any) -> None:
     env = make_env()
     env.settings.default_provider = None
@@ -221,7 +244,9 @@ def test_no_provider_error_is_shown_by_the_node(qtbot: Any, make_env: Any) -> No
     env.node.submit("anyone there?")
     qtbot.waitUntil(lambda: env.node.transcript.error_text() is not None, timeout=5000)
     assert "no chat provider configured" in (env.node.transcript.error_text() or "")
-    assert idle(env) and find(env.node, QPushButton, "sendButton").text() == "Send"
+    qtbot.waitUntil(lambda: idle(env), timeout=1000)  # the user's message shows at the next frame
+    assert find(env.node, QPushButton, "sendButton").text() == "Send"
+    assert env.node.transcript.message_texts() == ["anyone there?"]
     assert env.finished == ["error"]
 
 
