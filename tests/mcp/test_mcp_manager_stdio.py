@@ -296,6 +296,21 @@ async def test_set_servers_applies_changes() -> None:
         await manager.aclose()
 
 
+async def test_aclose_ends_a_removed_server_whose_stop_was_cancelled() -> None:
+    """The app quits (cancelling the settings change) while a server it removed is still stopping."""
+    manager = McpManager({"drop": stdio_server("drop")})
+    try:
+        pid = _server_pid(await _ready(manager, "drop"))
+        change = asyncio.ensure_future(manager.set_servers({}))
+        await asyncio.sleep(0)  # the change runs up to its wait for the stop
+        assert manager.server_names() == [] and wait_gone(pid, 0.05) is False
+        change.cancel()
+        await asyncio.gather(change, return_exceptions=True)
+    finally:
+        await manager.aclose()
+    assert wait_gone(pid), "a removed server outlived aclose()"
+
+
 async def test_a_changed_tool_list_is_listed_again() -> None:
     ready_counts: list[int] = []
     manager = McpManager(

@@ -117,6 +117,7 @@ class McpManager:
         self._init_timeout = init_timeout
         self._client = (client_name, client_version)
         self._conns: dict[str, Connection] = {}
+        self._retired: set[Connection] = set()  # removed from the settings, still stopping
         self._names = ToolNameMap(())
         self._waiters: set[asyncio.Future[None]] = set()
         self._started = False
@@ -194,7 +195,11 @@ class McpManager:
         """Apply new settings: removed servers stop, changed ones restart, new enabled ones start."""
         old = self._conns
         for name in [n for n in old if n not in servers]:
-            await old.pop(name).stop()
+            # Held until stopped: a close that cancels this (the app quits) must still end it.
+            removed = old.pop(name)
+            self._retired.add(removed)
+            await removed.stop()
+            self._retired.discard(removed)
         for name, config in servers.items():
             current = old.get(name)
             if current is not None and current.config == config:
@@ -213,7 +218,7 @@ class McpManager:
     async def aclose(self) -> None:
         """Stop every server (stdio: process group ended after a short grace; no orphans)."""
         self._closed = True
-        conns = list(self._conns.values())
+        conns = [*self._conns.values(), *self._retired]
         if conns:
             await asyncio.gather(*(c.stop() for c in conns), return_exceptions=True)
 
