@@ -182,20 +182,13 @@ class MessageActions(QWidget):
         self._k = 1
         self._n = 1
         self._busy = False
-        lay = QHBoxLayout(self)
+        lay = self._lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(0)
-        self.prev_button = self._button("prevVersionButton", "‹", "Previous version")
-        self.version_label = QLabel(self)
-        self.version_label.setObjectName("versionLabel")
-        self.version_label.setAccessibleName("Version")
-        _quiet(self.version_label)
-        self.next_button = self._button("nextVersionButton", "›", "Next version")
-        self.prev_button.clicked.connect(lambda: self._go(self._k - 1))
-        self.next_button.clicked.connect(lambda: self._go(self._k + 1))
-        for w in (self.prev_button, self.version_label, self.next_button):
-            lay.addWidget(w)
-            w.setVisible(False)
+        # The switcher is built at the first fork point (``_switcher``): most messages never have one.
+        self.prev_button: QToolButton | None = None
+        self.version_label: QLabel | None = None
+        self.next_button: QToolButton | None = None
         self.edit_button: QToolButton | None = None
         self.regenerate_button: QToolButton | None = None
         self.editor: InlineEditor | None = None
@@ -243,15 +236,32 @@ class MessageActions(QWidget):
             self._busy = busy
             self._update()
 
+    def _switcher(self) -> tuple[QToolButton, QLabel, QToolButton]:
+        """The ``‹ k/n ›`` switcher at the row's start, built the first time it is needed."""
+        if self.prev_button is None or self.version_label is None or self.next_button is None:
+            self.prev_button = self._button("prevVersionButton", "‹", "Previous version")
+            self.version_label = QLabel(self)
+            self.version_label.setObjectName("versionLabel")
+            self.version_label.setAccessibleName("Version")
+            _quiet(self.version_label)
+            self.next_button = self._button("nextVersionButton", "›", "Next version")
+            self.prev_button.clicked.connect(lambda: self._go(self._k - 1))
+            self.next_button.clicked.connect(lambda: self._go(self._k + 1))
+            for i, w in enumerate((self.prev_button, self.version_label, self.next_button)):
+                self._lay.insertWidget(i, w)
+        return self.prev_button, self.version_label, self.next_button
+
     def _update(self) -> None:
         at_fork = self._n > 1
-        self.version_label.setText(f"{self._k}/{self._n}")
-        self.version_label.setToolTip(f"Version {self._k} of {self._n}")
-        for w in (self.prev_button, self.version_label, self.next_button):
-            if w.isVisibleTo(self) != at_fork:
-                w.setVisible(at_fork)
-        self.prev_button.setEnabled(not self._busy and self._k > 1)
-        self.next_button.setEnabled(not self._busy and self._k < self._n)
+        if at_fork or self.prev_button is not None:
+            prev, label, next_ = self._switcher()
+            label.setText(f"{self._k}/{self._n}")
+            label.setToolTip(f"Version {self._k} of {self._n}")
+            for w in (prev, label, next_):
+                if w.isVisibleTo(self) != at_fork:
+                    w.setVisible(at_fork)
+            prev.setEnabled(not self._busy and self._k > 1)
+            next_.setEnabled(not self._busy and self._k < self._n)
         for button in (self.edit_button, self.regenerate_button, self.prev_button, self.next_button):
             if button is not None:
                 button.setToolTip(BUSY_TOOLTIP if self._busy else _TOOLTIPS[button.objectName()])
