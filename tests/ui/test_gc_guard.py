@@ -57,12 +57,39 @@ def test_collects_cycles_on_the_gui_thread_only(qtbot: Any) -> None:
 def _make_full_collection_due() -> list[list[int]]:
     """Pass the thresholds of all three generations (as a long busy session does); keep the result
     alive until the check (freeing the objects would take generation 0 back under its threshold)."""
-    t0, _t1, t2 = gc.get_threshold()
-    for _ in range(t2 + 1):
+    t0, t1, t2 = gc.get_threshold()
+    for _ in range((t1 + 1) * (t2 + 1)):
         gc.collect(1)  # each collection of generation 1 counts towards generation 2
-    for _ in range(gc.get_threshold()[1] + 1):
-        gc.collect(0)  # each collection of generation 0 counts towards generation 1
     return [[] for _ in range(t0 + 10)]  # pass generation 0's threshold
+
+
+def test_each_check_collects_both_young_generations_and_a_full_one_only_as_often_as_python_would() -> None:
+    """Generation 1 at every check (no eleventh check walking ten checks' survivors); generation 2
+    after (t1 + 1) * (t2 + 1) young collections, the interpreter's own spacing of full collections."""
+    was_enabled = gc.isenabled()
+    collector = GuiThreadCollector(interval_ms=60_000, busy=lambda: False)
+    generations: list[int] = []
+
+    def record(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            generations.append(info["generation"])
+
+    gc.callbacks.append(record)
+    try:
+        gc.collect(2)
+        t0, t1, t2 = gc.get_threshold()
+        assert collector.full_after == (t1 + 1) * (t2 + 1)
+        keep: list[list[list[int]]] = []  # alive: freeing would take generation 0 back under its threshold
+        for _ in range(collector.full_after + 1):
+            keep.append([[] for _ in range(t0 + 10)])  # pass generation 0's threshold
+            collector.check()
+        keep.clear()
+        assert generations[1:] == [1] * collector.full_after + [2]  # after gc.collect(2) itself
+    finally:
+        gc.callbacks.remove(record)
+        collector.stop()
+        if was_enabled:
+            gc.enable()
 
 
 def test_a_full_collection_waits_while_frames_render_then_runs_when_idle(monkeypatch: Any) -> None:
@@ -74,10 +101,10 @@ def test_a_full_collection_waits_while_frames_render_then_runs_when_idle(monkeyp
     keep: list[list[list[int]]] = []  # freeing it would take generation 0 back under its threshold
     try:
         keep.append(_make_full_collection_due())
-        assert gc.get_count()[2] > gc.get_threshold()[2]
+        assert gc.get_count()[2] >= collector.full_after
         collector.check()
         assert collector.deferred == 1
-        assert gc.get_count()[2] > gc.get_threshold()[2]  # generation 2 not collected yet
+        assert gc.get_count()[2] >= collector.full_after  # generation 2 not collected yet
         busy[0] = False
         keep.append(_make_full_collection_due())
         collector.check()
@@ -108,7 +135,7 @@ def test_a_full_collection_put_off_runs_at_the_first_idle_check_whatever_the_cou
     try:
         keep.append(_make_full_collection_due())
         collector.check()
-        assert collector.deferred == 1 and gc.get_count()[2] > gc.get_threshold()[2]
+        assert collector.deferred == 1 and gc.get_count()[2] >= collector.full_after
         keep.clear()  # generation 0 back under its threshold: an ordinary check would do nothing
         gc.collect(0)
         busy[0] = False
