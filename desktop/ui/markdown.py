@@ -31,10 +31,11 @@ from markdown_it.rules_block import StateBlock
 from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 from mdit_py_plugins.dollarmath import dollarmath_plugin
+from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.tasklists import tasklists_plugin
 from mdit_py_plugins.texmath import texmath_plugin
 
-from desktop.ui.md_code import highlight_code
+from desktop.ui.md_code import code_pieces, highlight_code
 
 log = logging.getLogger(__name__)
 
@@ -184,6 +185,9 @@ def _make_parser() -> MarkdownIt:
     # TeX is code, not Markdown; "$5 and $10" is no math (no space inside, no digit after the closing $).
     md.use(dollarmath_plugin, allow_space=False, allow_digits=False, double_inline=True)
     md.use(texmath_plugin, delimiters="brackets")  # \( inline \) and \[ block \]
+    # Footnotes shown where they are: a reference as [label] raised, a definition in place (a streamed
+    # block is rendered before the definitions below it arrive, so nothing waits for them).
+    md.use(footnote_plugin, inline=False, move_to_end=False, always_match_refs=True)
     # Every destination parses (``javascript:`` too): ``safe_link`` decides what becomes an anchor,
     # so an unsafe link or image still shows its text instead of its raw Markdown.
     md.validateLink = lambda url: True  # type: ignore[method-assign]
@@ -281,30 +285,6 @@ def code_block_html(pre: str, lang: str, theme: MarkdownTheme, part: str = "whol
     )
 
 
-def code_pieces(code: str, limit: int) -> list[str]:
-    """``code`` cut into pieces of at most ``limit`` lines (one piece when it is shorter).
-
-    Each piece is coloured on its own, so a cut should not split a token that spans lines (a
-    docstring, a block comment: they often hold blank lines). A cut goes after the last blank
-    line followed by a line that starts at the margin (a new top-level statement) in the last
-    two thirds of a piece, else at the limit.
-    """
-    lines = code.split("\n")
-    if len(lines) <= limit:
-        return [code]
-    out: list[str] = []
-    start = 0
-    while len(lines) - start > limit:
-        window = range(start + limit - 1, start + limit // 3, -1)
-        tops = [i for i in window if not lines[i].strip()
-                and lines[i + 1][:1] not in ("", " ", "\t", '"', "'", "`", "*", "/", "#", ")", "]", "}")]
-        end = (tops or [start + limit - 1])[0] + 1
-        out.append("\n".join(lines[start:end]))
-        start = end
-    out.append("\n".join(lines[start:]))
-    return out
-
-
 _BARE_URL = re.compile(
     r"(?<![\w/=\"'])https?://[^\s<>()\[\]]*[^\s<>()\[\].,;:!?'\"*_~]"
     r"|(?<![\w/=\"'.@-])www\.[A-Za-z0-9-]+\.[^\s<>()\[\]]*[^\s<>()\[\].,;:!?'\"*_~]"
@@ -342,6 +322,10 @@ def _text(content: str, in_link: bool) -> str:
     return "".join(out)
 
 
+def _footnote_mark(tok: Token) -> str:
+    return "<sup>[" + html.escape(str((tok.meta or {}).get("label", "")), quote=False) + "]</sup>"
+
+
 def _inline(children: list[Token]) -> str:
     out: list[str] = []
     links: list[bool] = []  # per open link: whether an anchor was emitted
@@ -355,6 +339,8 @@ def _inline(children: list[Token]) -> str:
             out.append("<code>" + html.escape(tok.content, quote=False) + "</code>")
         elif kind in _SIMPLE_TAGS:
             out.append(_SIMPLE_TAGS[kind])
+        elif kind == "footnote_ref":
+            out.append(_footnote_mark(tok))
         elif kind == "link_open":
             opener = _anchor_open(str(tok.attrs.get("href", "")))
             links.append(opener is not None)
@@ -471,6 +457,8 @@ class _Renderer:
                 langs.extend(block.langs)
             elif kind == "inline":
                 children = tok.children or []
+                if i >= 2 and tokens[i - 2].type == "footnote_reference_open":  # a definition: mark first
+                    parts.append(_footnote_mark(tokens[i - 2]) + " ")
                 parts.append(_inline(children))
                 if tok.level == 1 and tokens[i - 1].type == "paragraph_open" and all(
                     c.type in _PLAIN_CHILDREN for c in children
@@ -480,6 +468,8 @@ class _Renderer:
                 if kind == "table_open":
                     tables.append(None)
                     langs.append("")
+                elif kind == "footnote_reference_open" and tokens[i + 1].type != "paragraph_open":
+                    parts.append(f"<p>{_footnote_mark(tok)}</p>")  # a definition opening with a list, code...
                 parts.append(self.open_tag(tok))
             if tok.level == 0 and tok.nesting <= 0:
                 out.append(MarkdownBlock("".join(parts), plain, tables=tuple(tables), langs=tuple(langs)))

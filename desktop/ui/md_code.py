@@ -25,6 +25,7 @@ from pygments.util import ClassNotFound
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "code_pieces",
     "highlight_code",
     "highlight_runs",
     "styled_tokens",
@@ -215,3 +216,27 @@ def highlight_code(code: str, lang: str, dark: bool) -> str:
         return opening + html.escape(code, quote=False) + closing
     out.append(closing)
     return "".join(out)
+
+
+def code_pieces(code: str, limit: int) -> list[str]:
+    """``code`` cut into pieces of at most ``limit`` lines (one piece when it is shorter).
+
+    Each piece is coloured on its own, so a cut should not split a token that spans lines (a
+    docstring, a block comment: they often hold blank lines). A cut goes after the last blank
+    line followed by a line that starts at the margin (a new top-level statement) in the last
+    two thirds of a piece, else at the limit.
+    """
+    lines = code.split("\n")
+    if len(lines) <= limit:
+        return [code]
+    out: list[str] = []
+    start = 0
+    while len(lines) - start > limit:
+        window = range(start + limit - 1, start + limit // 3, -1)
+        tops = [i for i in window if not lines[i].strip()
+                and lines[i + 1][:1] not in ("", " ", "\t", '"', "'", "`", "*", "/", "#", ")", "]", "}")]
+        end = (tops or [start + limit - 1])[0] + 1
+        out.append("\n".join(lines[start:end]))
+        start = end
+    out.append("\n".join(lines[start:]))
+    return out

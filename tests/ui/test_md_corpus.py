@@ -123,6 +123,27 @@ def test_tex_between_brackets_is_shown_as_code(qapp: Any) -> None:
     assert [view.code_for(b) for b in view.copy_buttons] == ["x_1 * y_1 = z"]
 
 
+def test_footnotes_show_their_labels_where_they_are(qapp: Any) -> None:
+    src = (
+        "A claim.[^1] Another[^note], and `[^x]` in code.\n\n"
+        "[^1]: The source: https://a.example/paper\n"
+        "[^note]: A longer note\n    on two lines.\n\n"
+        "[^2]:\n    - a list in a note\n\n"
+        "[^3]: https://b.example/only\n"
+    )
+    text, links, _ = shown(src)
+    assert lines(text) == [
+        "A claim.[1] Another[note], and [^x] in code.",
+        "[1] The source: https://a.example/paper",
+        "[note] A longer note",
+        "on two lines.",
+        "[2]",
+        "a list in a note",
+        "[3] https://b.example/only",  # without footnotes, a link reference definition: not shown at all
+    ]
+    assert [href for _text, href in links] == ["https://a.example/paper", "https://b.example/only"]
+
+
 def test_images_become_links_showing_alt_text_and_load_nothing(qapp: Any) -> None:
     text, links, view = shown("![a cat](https://x.example/cat.png) ![](http://x.example/y.png) ![local](file:///etc/hostname)")
     assert lines(text) == ["[image: a cat] [image: image] [image: local]"]
