@@ -16,8 +16,8 @@ A full collection stays as rare as the interpreter's thresholds make it (``full_
 A full collection (generation 2) walks every object of the process: 20-100 ms with a long chat
 open, one frozen frame if it lands while answers stream or the user scrolls. It is put off while
 the frame scheduler has rendering to do or the user has just scrolled (``frames.note_activity``);
-the young generations are still collected (they cost well under a millisecond). It waits at most
-``MAX_DEFER_S`` and runs at the first check the window is idle.
+the young generations are still collected (about a millisecond each, at most ~5 ms measured). It
+waits at most ``MAX_DEFER_S`` and runs at the first check the window is idle.
 """
 
 from __future__ import annotations

@@ -8,10 +8,9 @@ Design (budgets: ``docs/DESIGN.md`` §7):
   builds older messages ahead of need and keeps only the messages near the viewport laid out (the
   others are placeholders of their height), a time budget per scroll step, the content under the
   eye anchored. "load earlier messages" builds a batch at once (``load_older``).
-* The node applies every event to the ``Conversation`` right away but the transcript renders at
-  most once per frame: ``note_event`` records what changed (dirty message ids, live messages,
-  tool call ids) and asks the shared ``FrameScheduler`` (``desktop.ui.frames``) for a tick, which
-  serves all transcripts within a time budget and paces itself under load.
+* The node applies every event to the ``Conversation`` at once; the transcript renders at most once per
+  frame: ``note_event`` records what changed (dirty message ids, live messages, tool call ids) and asks the
+  shared ``FrameScheduler`` (``desktop.ui.frames``) for a tick (all transcripts, one budget, paced).
 * A message being streamed ("live") is rendered block by block: each complete Markdown block once,
   only the open tail again, and at its end only the tail (``desktop.ui.message_body``). A burst
   of blocks is rendered a budget per frame; the transcript asks for frames (``soon``) until it
@@ -268,10 +267,11 @@ class Transcript(QScrollArea):
             self._end_live()
             self._dirty.add(event.message_id or self._last_id())
             self._dirty_calls.add(event.call.id)
-        elif isinstance(event, ToolCallFinished | Notice):
+        elif isinstance(event, ToolCallFinished):
             self._end_live()
-            if isinstance(event, ToolCallFinished):
-                self._dirty_calls.add(event.call.id)
+            self._dirty_calls.add(event.call.id)
+        elif isinstance(event, Notice):
+            self._end_live()
         elif isinstance(event, Done):
             self._end_live()
             if event.message_id:
