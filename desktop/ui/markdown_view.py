@@ -32,6 +32,7 @@ from desktop.ui.frames import frame_scheduler, tick_deadline
 from desktop.ui.markdown import MarkdownTheme, document_css, render_markdown_blocks, safe_link
 from desktop.ui.md_colour import COLOUR_SLICE, CodeColourer
 from desktop.ui.md_copy import selection_text
+from desktop.ui.shaping import layout_font, needs_shaping
 
 log = logging.getLogger(__name__)
 
@@ -172,6 +173,11 @@ class MarkdownView(QTextBrowser):
             self.document().setDefaultStyleSheet(css)
             self._css = css
         self._html = html
+        # Latin-only text is laid out without shaping, ~30 % faster (``desktop.ui.shaping``).
+        font = layout_font(self.font(), shaped=needs_shaping(html))
+        if font != self.document().defaultFont():
+            self.document().clear()  # not laid out again in the new font just before being replaced
+            self.document().setDefaultFont(font)
         # Lay the text out at the width the view has (or was given before it is shown): Qt would
         # otherwise lay it out unwrapped now and again at the real width when the view is shown.
         width = self.width() - 2 * self.frameWidth()
