@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 from provider_support import MockServer, Reply, openai_config
 
@@ -54,3 +56,22 @@ async def test_a_burst_in_one_read_reaches_the_caller_as_one_delta_per_read() ->
     deltas = [e for e in events if isinstance(e, Delta)]
     assert "".join(d.text for d in deltas) == "".join(f"{i} " for i in range(50))
     assert len(deltas) == 2
+
+
+
+def test_a_stream_alone_decodes_4_ms_at_a_time_and_several_share_2_ms() -> None:
+    """One stream yields to the loop every ~4 ms of decoding (each yield is a pass of the GUI loop);
+    with several, the slices shrink so that a round of all of them stays ~2 ms (8 streams: 0.25 ms)."""
+    from desktop.core.providers import _base
+
+    with _base._reading():
+        assert _base._slice_seconds() == _base.SOLE_SLICE_SECONDS == 0.004
+        with _base._reading():
+            assert _base._slice_seconds() == pytest.approx(0.001)
+            with contextlib.ExitStack() as more:
+                for _ in range(6):
+                    more.enter_context(_base._reading())
+                assert _base._slice_seconds() == pytest.approx(0.00025)
+                more.enter_context(_base._reading())
+                assert _base._slice_seconds() == _base.MIN_SLICE_SECONDS  # 9 streams: the floor
+    assert _base._streams_reading == 0
