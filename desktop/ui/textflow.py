@@ -145,9 +145,12 @@ class TextFlowView(QWidget):
             self.set_text(self._text + text)
 
     def set_color(self, color: QColor | str) -> None:
-        """Paint the text in ``color`` (default: the palette's text colour)."""
-        self._color = QColor(color)
-        self.update()
+        """Paint the text in ``color`` (default: the palette's text colour); the same colour again
+        (every streamed frame sets it) repaints nothing."""
+        wanted = QColor(color)
+        if wanted != self._color:
+            self._color = wanted
+            self.update()
 
     def set_top_gap(self, pixels: int) -> None:
         """Empty space above the text (separates it from the block before it)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from PySide6.QtCore import QPointF
+from PySide6.QtCore import QEvent, QObject, QPointF
 from PySide6.QtGui import QTextLayout, QTextOption
 from test_chat_node_support import NodeEnv, make_env  # noqa: F401
 
@@ -267,3 +267,30 @@ def test_background_work_waits_for_the_rest_and_uses_what_is_left(qtbot: Any, mo
     sched.cancel("colour")
     assert not sched.is_pending("colour") and sched.pending_count() == 0
     sched._timer.stop()
+
+
+
+class _PaintCounter(QObject):
+    def __init__(self) -> None:
+        super().__init__()
+        self.paints = 0
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.Paint:
+            self.paints += 1
+        return False
+
+
+def test_setting_the_same_colour_again_paints_nothing(qtbot: Any) -> None:
+    """Every streamed frame sets the text colour; only a new colour repaints the view."""
+    view = make_view(qtbot)
+    view.set_text("Some text " * 40)
+    view.set_color("#202020")
+    qtbot.wait(30)  # the paints those asked for
+    counter = _PaintCounter()
+    view.installEventFilter(counter)
+    view.set_color("#202020")
+    qtbot.wait(30)
+    assert counter.paints == 0
+    view.set_color("#a02020")
+    qtbot.waitUntil(lambda: counter.paints > 0)
