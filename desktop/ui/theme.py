@@ -223,6 +223,7 @@ QScrollBar::handle:horizontal {{ min-width: 32px; margin: 3px 2px; }}
 QScrollBar::handle:hover, QScrollBar::handle:pressed {{ background: {hover}; }}
 QScrollBar::add-line, QScrollBar::sub-line {{ width: 0; height: 0; border: none; background: none; }}
 QScrollBar::add-page, QScrollBar::sub-page {{ background: none; }}
+QScrollBar[idle="true"]::handle, QScrollBar[idle="true"]::handle:hover {{ background: transparent; }}
 """
 
 

@@ -19,9 +19,8 @@ Design (budgets: ``docs/DESIGN.md`` §7):
   call id; ``tool`` messages are shown through their card (an orphan result gets its own card).
   The views announce their cards and the permission decisions with signals; the transcript keeps
   the decisions of this node and re-applies them to a card built later.
-* Scrolling follows new output only while the user is at the bottom.
-
-Every message widget answers ``toPlainText()`` (and ``text()``) with what it shows.
+* Scrolling follows new output only while the user is at the bottom; the scroll bar's gutter stays
+  (``keep_gutter``). Every message widget answers ``toPlainText()`` (and ``text()``) with what it shows.
 
 ``MarkdownView`` and the message views used to live here and are re-exported under their old names.
 """
@@ -68,7 +67,7 @@ from desktop.ui.message_views import (
     body_segments,
     render_body,
 )
-from desktop.ui.transcript_content import OLDER_BUDGET, OlderPages, OpaqueContent, build_older
+from desktop.ui.transcript_content import OLDER_BUDGET, OlderPages, OpaqueContent, build_older, keep_gutter
 from desktop.ui.transcript_window import MessageWindow, WindowHooks, may_release
 
 __all__ = [
@@ -94,9 +93,8 @@ class Transcript(QScrollArea):
     """The scrolling list of message widgets of one node (object name ``transcript``).
 
     Signals:
-        decision(str, str): ``(call_id, decision)`` from a permission card; the decision is a
-            ``desktop.ui.cards.CardDecision`` (``approve``, ``deny`` or ``always``). The owner
-            answers with ``mark_decided``.
+        decision(str, str): ``(call_id, decision)`` from a permission card, a ``CardDecision``
+            (``desktop.ui.cards``: ``approve``, ``deny`` or ``always``); the owner answers ``mark_decided``.
         retry_requested(): the error row's Retry button was clicked.
         rendered(): a flush changed what is shown.
         message_action(str, str, str): ``(action, message_id, argument)`` from a message's action
@@ -180,6 +178,7 @@ class Transcript(QScrollArea):
         bar = self.verticalScrollBar()
         bar.rangeChanged.connect(self._on_range_changed)
         bar.valueChanged.connect(self._on_value_changed)
+        keep_gutter(self, idle=True)
 
     # -- public API
 
@@ -581,6 +580,7 @@ class Transcript(QScrollArea):
             QTimer.singleShot(0, self._fill_viewport)
 
     def _on_range_changed(self, _lo: int, hi: int) -> None:
+        keep_gutter(self, idle=hi == 0)
         if hi == 0 and self._start > 0:
             QTimer.singleShot(0, self._fill_viewport)
         bar = self.verticalScrollBar()

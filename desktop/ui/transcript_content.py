@@ -5,7 +5,7 @@ node behind it. ``build_older`` builds the message widgets just above the ones s
 for at most ``OLDER_BUDGET`` seconds per call (at least one message): reaching the top of a long
 node then costs a frame, not the dozens of milliseconds per message a whole batch would.
 ``OlderPages`` holds those widgets in pages, so adding one at the top moves a page's widgets, not
-every widget of the node.
+every widget of the node. ``keep_gutter`` gives the transcript a stable scroll-bar gutter.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from typing import TypeVar
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QPainter, QPaintEvent
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QAbstractScrollArea, QVBoxLayout, QWidget
 
-__all__ = ["OpaqueContent", "OlderPages", "build_older", "OLDER_BUDGET", "PAGE_MESSAGES"]
+__all__ = ["OpaqueContent", "OlderPages", "build_older", "keep_gutter", "OLDER_BUDGET", "PAGE_MESSAGES"]
 
 OLDER_BUDGET = 0.006
 """Seconds one scroll step may spend building older message widgets (at least one is built)."""
@@ -47,6 +47,24 @@ class OpaqueContent(QWidget):
         painter = QPainter(self)
         painter.fillRect(event.rect(), self.palette().brush(self.backgroundRole()))
         painter.end()
+
+
+def keep_gutter(area: QAbstractScrollArea, *, idle: bool) -> None:
+    """Show ``area``'s vertical bar always, its handle only when there is something to scroll.
+
+    A bar shown only when needed narrows the content when a growing answer first overflows, and
+    every message is then wrapped again (a streamed answer's text whole, ~2 ms for 20 KB) and
+    visibly shifts. With a stable gutter the content keeps its width; an ``idle`` bar draws no
+    handle (the app's style sheet: ``QScrollBar[idle="true"]``).
+    """
+    area.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
+    bar = area.verticalScrollBar()
+    if bar.property("idle") != idle:
+        bar.setProperty("idle", idle)
+        style = bar.style()
+        style.unpolish(bar)
+        style.polish(bar)
+        bar.update()
 
 
 class OlderPages:

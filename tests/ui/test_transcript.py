@@ -111,3 +111,32 @@ def test_short_messages_that_do_not_fill_the_view_load_older_ones(qtbot: Any, ma
     assert len(transcript.views()) > EAGER_MESSAGES
     assert transcript.unloaded_count() == 300 - len(transcript.views())
     assert transcript.views()[-1].toPlainText() == "note 299"
+
+
+def test_the_text_keeps_its_width_when_an_answer_first_overflows(qtbot: Any, make_env: Any) -> None:
+    """The scroll bar's gutter is always there (its handle only when there is something to scroll):
+    a growing answer that overflows the view is not wrapped again at a narrower width."""
+    env: NodeEnv = make_env()
+    node = env.node
+    bar = node.transcript.verticalScrollBar()
+    env.bridge.broadcast(node.node_id, Delta("A first line. ", message_id="live-1"))
+    view = None
+
+    def shown() -> bool:
+        nonlocal view
+        view = node.transcript.view_for("live-1")
+        return view is not None and view.isVisible()
+
+    qtbot.waitUntil(shown)
+    assert bar.maximum() == 0 and bar.property("idle") is True
+    width = view.width()
+    widths = {width}
+    for i in range(60):
+        env.bridge.broadcast(node.node_id, Delta(f"Line {i} of a long answer.\n\n", message_id="live-1"))
+        qtbot.wait(2)
+        widths.add(view.width())
+    env.bridge.broadcast(node.node_id, Done("end_turn", message_id="live-1"))
+    qtbot.waitUntil(lambda: bar.maximum() > 0 and not node.transcript.is_rendering())
+    widths.add(view.width())
+    assert bar.property("idle") is False
+    assert widths == {width}
