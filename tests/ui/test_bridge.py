@@ -68,3 +68,23 @@ def test_unsubscribing_during_a_broadcast_keeps_that_broadcast_consistent(qtbot:
     bridge.broadcast("n", Delta("x"))
     bridge.broadcast("n", Delta("y"))
     assert calls == ["first", "second", "first"]
+
+
+def test_the_signal_reaches_a_listener_connected_later_and_none_after_it_left(qtbot: Any) -> None:
+    """Nothing is emitted while nobody listens (it costs ~25 us a call), yet a listener connected at
+    any time gets every event from then on, and one that disconnected gets none."""
+    bridge = RuntimeBridge()
+    bridge.broadcast("a", Delta("before"))
+    seen: list[tuple[str, ChatEvent]] = []
+
+    def listener(node_id: str, event: ChatEvent) -> None:
+        seen.append((node_id, event))
+
+    bridge.event_received.connect(listener)
+    bridge.broadcast("a", Delta("1"))
+    with qtbot.waitSignal(bridge.event_received, timeout=1000) as blocker:
+        bridge.broadcast("b", Delta("2"))
+    assert blocker.args == ["b", Delta("2")]
+    bridge.event_received.disconnect(listener)
+    bridge.broadcast("a", Delta("after"))
+    assert seen == [("a", Delta("1")), ("b", Delta("2"))]
