@@ -525,3 +525,28 @@ def test_a_typed_character_is_painted_before_the_key_handler_returns(qtbot: Any,
         assert paints and paints[-1] == "a"
     finally:
         box.viewport().removeEventFilter(spy)
+
+
+def test_the_send_button_is_restyled_once_per_change_of_state(qtbot: Any, make_env: Any) -> None:
+    """Send <-> Stop re-polishes the button's style (~0.5 ms); the end of a run sets the state twice
+    (on Done and when the send returns), and the second time must cost nothing."""
+    env = make_env()
+    button = find(env.node, QPushButton, "sendButton")
+    polishes: list[bool] = []
+    style = button.style()
+    original = style.polish
+
+    def counting(widget: Any) -> None:
+        if widget is button:
+            polishes.append(button.property("busy"))
+        original(widget)
+
+    style.polish = counting  # type: ignore[method-assign]
+    try:
+        env.fake.script(Turn(text="short answer"))
+        type_and_enter(qtbot, env, "hi")
+        qtbot.waitUntil(lambda: idle(env) and bool(env.finished), timeout=5000)
+    finally:
+        del style.polish
+    assert polishes == [True, False]
+    assert button.text() == "Send"
