@@ -81,3 +81,5 @@ _.is_rendering
 _.priority  # keyring.backend.KeyringBackend.priority (screenshots' in-memory keyring)
 _.length  # QTextLayout.FormatRange.length (textflow)
 _.format  # QTextLayout.FormatRange.format (textflow)
+_.alt  # markdown-it Rule.alt: the rules a block rule may end (md_parser: display maths ends a paragraph)
+_.__cache__  # markdown-it Ruler.__cache__: cleared so its rule chains are compiled again (md_parser)

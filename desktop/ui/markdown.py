@@ -1,8 +1,8 @@
 """Safe Markdown to Qt rich text for model output, on markdown-it-py (no Qt needed).
 
-Model output is untrusted text. It is parsed by markdown-it-py (CommonMark with GFM tables,
-strikethrough and task lists; raw HTML off, so any ``<tag>`` in the input is shown as text) and
-the tokens are turned into the HTML subset Qt's rich-text engine understands. Nothing emitted can
+Model output is untrusted text. It is parsed by markdown-it-py (``desktop.ui.md_parser``: CommonMark
+with GFM tables, strikethrough and task lists; raw HTML off, so any ``<tag>`` in the input is shown
+as text) and the tokens are turned into the HTML subset Qt's rich-text engine understands. Nothing emitted can
 load a resource: there is never an ``<img>`` (an image becomes a link showing its alt text) nor a
 CSS ``url()``, and only http(s)/mailto links become anchors. The view decides what a click does.
 
@@ -25,17 +25,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from markdown_it import MarkdownIt
-from markdown_it.parser_block import ParserBlock
 from markdown_it.rules_block import StateBlock
 from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
-from mdit_py_plugins.dollarmath import dollarmath_plugin
-from mdit_py_plugins.footnote import footnote_plugin
-from mdit_py_plugins.tasklists import tasklists_plugin
-from mdit_py_plugins.texmath import texmath_plugin
 
 from desktop.ui.md_code import code_pieces, highlight_code
+from desktop.ui.md_parser import MAX_NESTING, PARSER
 
 log = logging.getLogger(__name__)
 
@@ -56,8 +51,6 @@ __all__ = [
     "CODE_PIECE_LINES",
 ]
 
-MAX_NESTING = 20
-"""Deepest nesting of quotes and lists (token levels); deeper content is shown as literal text."""
 CODE_PIECE_LINES = 150
 """A top-level code block longer than this (lines) is shown as stacked pieces of at most this many
 lines: laying one piece out costs a few milliseconds, a 5,000-line block at once ~90 ms."""
@@ -147,57 +140,6 @@ class MarkdownBlock:
     copies: tuple[str | None, ...] = ()
 
 
-# ---------------------------------------------------------------------------------------------
-# Parser
-
-
-class _CappedBlockParser(ParserBlock):
-    """markdown-it's block parser, except that content nested too deep is kept as literal text.
-
-    markdown-it drops everything past ``maxNesting``; untrusted input must stay visible.
-    """
-
-    def tokenize(self, state: StateBlock, startLine: int, endLine: int) -> None:  # noqa: N803 - base names
-        """Tokenize ``startLine..endLine``; at the nesting cap, one literal paragraph instead."""
-        if state.level < state.md.options.maxNesting:
-            super().tokenize(state, startLine, endLine)
-            return
-        line = state.skipEmptyLines(startLine)
-        end = line
-        while end < endLine and (state.isEmpty(end) or state.sCount[end] >= state.blkIndent):
-            end += 1
-        if end <= line:
-            return
-        text = state.getLines(line, end, state.blkIndent, False).strip("\n")
-        token = state.push("paragraph_open", "p", 1)
-        token.map = [line, end]
-        inline = state.push("inline", "", 0)
-        inline.content = text
-        inline.map = [line, end]
-        inline.children = []
-        state.push("paragraph_close", "p", -1)
-        state.line = end
-
-
-def _make_parser() -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"html": False, "breaks": True, "maxNesting": MAX_NESTING})
-    md.enable(["table", "strikethrough"]).use(tasklists_plugin)
-    # TeX is code, not Markdown; "$5 and $10" is no math (no space inside, no digit after the closing $).
-    md.use(dollarmath_plugin, allow_space=False, allow_digits=False, double_inline=True)
-    md.use(texmath_plugin, delimiters="brackets")  # \( inline \) and \[ block \]
-    # Footnotes shown where they are: a reference as [label] raised, a definition in place (a streamed
-    # block is rendered before the definitions below it arrive, so nothing waits for them).
-    md.use(footnote_plugin, inline=False, move_to_end=False, always_match_refs=True)
-    # Every destination parses (``javascript:`` too): ``safe_link`` decides what becomes an anchor,
-    # so an unsafe link or image still shows its text instead of its raw Markdown.
-    md.validateLink = lambda url: True  # type: ignore[method-assign]
-    capped = _CappedBlockParser()
-    capped.ruler = md.block.ruler
-    md.block = capped
-    return md
-
-
-_MD = _make_parser()
 
 
 def block_starts(src: str, env: dict[str, Any]) -> list[tuple[int, int, str]]:
@@ -227,8 +169,8 @@ def block_parse(src: str, env: dict[str, Any]) -> tuple[list[tuple[int, int, str
     Returns:
         The starts (as ``block_starts``) and, per start, the tokens from it to the next start.
     """
-    state = StateBlock(src, _MD, env, [])
-    _MD.block.tokenize(state, 0, state.lineMax)
+    state = StateBlock(src, PARSER, env, [])
+    PARSER.block.tokenize(state, 0, state.lineMax)
     out: list[tuple[int, int, str]] = []
     firsts: list[int] = []
     tokens = state.tokens
@@ -524,7 +466,7 @@ def render_markdown_blocks(
     Returns:
         The blocks in order; a failure of the renderer yields one escaped plain-text block.
     """
-    return _render(text, lambda env: _MD.parse(text, env), theme, references, highlight, spans)
+    return _render(text, lambda env: PARSER.parse(text, env), theme, references, highlight, spans)
 
 
 def _render(
@@ -545,7 +487,8 @@ def _render(
 
 
 _AFTER_BLOCK = [
-    rule.fn for rule in _MD.core.ruler.__rules__ if rule.enabled and rule.name not in ("normalize", "block")
+    rule.fn for rule in PARSER.core.ruler.__rules__
+    if rule.enabled and rule.name not in ("normalize", "block")
 ]
 """markdown-it's core rules that run after the block parse (inline parsing, text joining, task lists)."""
 
@@ -581,7 +524,7 @@ def render_tokens(
         return render_markdown_blocks(source, theme, references=references, highlight=highlight, spans=spans)
 
     def finish(env: dict[str, Any]) -> list[Token]:
-        state = StateCore("", _MD, env)
+        state = StateCore("", PARSER, env)
         state.tokens = tokens
         for rule in _AFTER_BLOCK:
             rule(state)

@@ -114,13 +114,26 @@ def test_tex_between_dollars_is_shown_as_code_and_prices_stay_text(qapp: Any) ->
 
 
 def test_tex_between_brackets_is_shown_as_code(qapp: Any) -> None:
-    # (A \\[ block needs a blank line before it, as other blocks that do not interrupt a paragraph.)
     src = ("So \\(a_1 * b_2 * c\\) holds, and [a link](https://x.example) stays.\n\n"
            "\\[\nx_1 * y_1 = z\n\\]\n\nEnd.")
     text, links, view = shown(src)
     assert lines(text) == ["So a_1 * b_2 * c holds, and a link stays.", "latex", "x_1 * y_1 = z", "End."]
     assert links == [("a link", "https://x.example")]
     assert [view.code_for(b) for b in view.copy_buttons] == ["x_1 * y_1 = z"]
+
+
+def test_display_maths_right_under_a_line_of_text(qapp: Any) -> None:
+    """Models put display maths straight under the sentence introducing it; it reads as a block
+    (like a fence, it ends the paragraph), whichever delimiters, and the text after it goes on."""
+    src = ("The energy is:\n\\[\nE = mc^2\n\\]\nwhere c is the speed of light.\n"
+           "And the sum:\n$$\n\\sum_i x_i\n$$\nDone; prices like $5 and $10 stay text.")
+    text, _, view = shown(src)
+    assert lines(text) == ["The energy is:", "latex", "E = mc^2", "where c is the speed of light.",
+                           "And the sum:", "latex", "\\sum_i x_i", "Done; prices like $5 and $10 stay text."]
+    assert [view.code_for(b) for b in view.copy_buttons] == ["E = mc^2", "\\sum_i x_i"]
+    # A line starting with $$ that never closes is text, and the paragraph goes on.
+    text, _, _ = shown("Costs:\n$$ is what it costs\nno maths here")
+    assert lines(text) == ["Costs:", "$$ is what it costs", "no maths here"]
 
 
 def test_footnotes_show_their_labels_where_they_are(qapp: Any) -> None:

@@ -1,0 +1,105 @@
+"""The markdown-it parser of model output, as ``desktop.ui.markdown`` renders it (no Qt needed).
+
+CommonMark with GFM tables, strikethrough and task lists (``mdit-py-plugins`` for the task lists,
+TeX and footnotes), raw HTML off, a soft line break kept as a line break. Two changes to the
+plugins' behaviour, both for text as models write it: display maths (``$$`` or ``\\[``) may start
+right under a line of text, ending the paragraph above like a fence; and content nested deeper than
+``MAX_NESTING`` levels stays visible as literal text instead of being dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from markdown_it import MarkdownIt
+from markdown_it.parser_block import ParserBlock
+from markdown_it.rules_block import StateBlock
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+from mdit_py_plugins.footnote import footnote_plugin
+from mdit_py_plugins.tasklists import tasklists_plugin
+from mdit_py_plugins.texmath import texmath_plugin
+
+log = logging.getLogger(__name__)
+
+__all__ = ["PARSER", "MAX_NESTING", "make_parser"]
+
+MAX_NESTING = 20
+"""Deepest nesting of quotes and lists (token levels); deeper content is shown as literal text."""
+
+
+class _CappedBlockParser(ParserBlock):
+    """markdown-it's block parser, except that content nested too deep is kept as literal text.
+
+    markdown-it drops everything past ``maxNesting``; untrusted input must stay visible.
+    """
+
+    def tokenize(self, state: StateBlock, startLine: int, endLine: int) -> None:  # noqa: N803 - base names
+        """Tokenize ``startLine..endLine``; at the nesting cap, one literal paragraph instead."""
+        if state.level < state.md.options.maxNesting:
+            super().tokenize(state, startLine, endLine)
+            return
+        line = state.skipEmptyLines(startLine)
+        end = line
+        while end < endLine and (state.isEmpty(end) or state.sCount[end] >= state.blkIndent):
+            end += 1
+        if end <= line:
+            return
+        text = state.getLines(line, end, state.blkIndent, False).strip("\n")
+        token = state.push("paragraph_open", "p", 1)
+        token.map = [line, end]
+        inline = state.push("inline", "", 0)
+        inline.content = text
+        inline.map = [line, end]
+        inline.children = []
+        state.push("paragraph_close", "p", -1)
+        state.line = end
+
+
+_BREAKS = ["paragraph", "reference", "blockquote", "list"]
+_BlockRule = Callable[[StateBlock, int, int, bool], bool]
+
+
+def _dry_run_when_silent(rule: _BlockRule) -> _BlockRule:
+    """``rule`` asked only whether it matches (``silent``: may it end a paragraph?) leaves no token
+    and no position behind (dollarmath's block rule ignores ``silent`` and would push its block)."""
+
+    def checked(state: StateBlock, start: int, end: int, silent: bool) -> bool:
+        if not silent:
+            return rule(state, start, end, False)
+        line, count = state.line, len(state.tokens)
+        try:
+            return rule(state, start, end, False)
+        finally:
+            del state.tokens[count:]
+            state.line = line
+
+    return checked
+
+
+def make_parser() -> MarkdownIt:
+    """markdown-it as the renderer reads it: CommonMark, GFM tables, strikethrough and task lists,
+    TeX, footnotes; raw HTML off; soft breaks kept; nesting past ``MAX_NESTING`` kept as text."""
+    md = MarkdownIt("commonmark", {"html": False, "breaks": True, "maxNesting": MAX_NESTING})
+    md.enable(["table", "strikethrough"]).use(tasklists_plugin)
+    # TeX is code, not Markdown; "$5 and $10" is no math (no space inside, no digit after the closing $).
+    md.use(dollarmath_plugin, allow_space=False, allow_digits=False, double_inline=True)
+    md.use(texmath_plugin, delimiters="brackets")  # \( inline \) and \[ block \]
+    for rule in md.block.ruler.__rules__:  # display maths right under a line of text, as models
+        if rule.name.startswith("math_block"):  # write it: like a fence, it ends the paragraph above
+            rule.alt, rule.fn = list(_BREAKS), _dry_run_when_silent(rule.fn)
+    md.block.ruler.__cache__ = None  # the rule chains are compiled again, with these
+    # Footnotes shown where they are: a reference as [label] raised, a definition in place (a streamed
+    # block is rendered before the definitions below it arrive, so nothing waits for them).
+    md.use(footnote_plugin, inline=False, move_to_end=False, always_match_refs=True)
+    # Every destination parses (``javascript:`` too): ``safe_link`` decides what becomes an anchor,
+    # so an unsafe link or image still shows its text instead of its raw Markdown.
+    md.validateLink = lambda url: True  # type: ignore[method-assign]
+    capped = _CappedBlockParser()
+    capped.ruler = md.block.ruler
+    md.block = capped
+    return md
+
+
+PARSER = make_parser()
+"""The parser every render and block split uses (``make_parser()``)."""
