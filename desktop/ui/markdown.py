@@ -283,6 +283,8 @@ def _inline(children: list[Token]) -> str:
             out.append(_SIMPLE_TAGS[kind])
         elif kind == "footnote_ref":
             out.append(_footnote_mark(tok))
+        elif kind == "inline_note":  # ^[note]: shown where it is written, raised like a reference
+            out.append("<sup>[" + _inline(tok.children or []) + "]</sup>")
         elif kind == "link_open":
             opener = _anchor_open(str(tok.attrs.get("href", "")))
             links.append(opener is not None)

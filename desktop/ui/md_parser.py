@@ -1,10 +1,11 @@
 """The markdown-it parser of model output, as ``desktop.ui.markdown`` renders it (no Qt needed).
 
 CommonMark with GFM tables, strikethrough and task lists (``mdit-py-plugins`` for the task lists,
-TeX and footnotes), raw HTML off, a soft line break kept as a line break. Two changes to the
-plugins' behaviour, both for text as models write it: display maths (``$$`` or ``\\[``) may start
-right under a line of text, ending the paragraph above like a fence; and content nested deeper than
-``MAX_NESTING`` levels stays visible as literal text instead of being dropped.
+TeX and footnotes), raw HTML off, a soft line break kept as a line break. Changes to the plugins'
+behaviour, for text as models write it: an inline footnote (``^[note]``) is kept where it is
+written; display maths (``$$`` or ``\\[``) may start right under a line of text, ending the
+paragraph above like a fence; and content nested deeper than ``MAX_NESTING`` levels stays visible
+as literal text instead of being dropped.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from collections.abc import Callable
 from markdown_it import MarkdownIt
 from markdown_it.parser_block import ParserBlock
 from markdown_it.rules_block import StateBlock
+from markdown_it.rules_inline import StateInline
+from markdown_it.token import Token
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.tasklists import tasklists_plugin
@@ -77,6 +80,25 @@ def _dry_run_when_silent(rule: _BlockRule) -> _BlockRule:
     return checked
 
 
+def _inline_note(state: StateInline, silent: bool) -> bool:
+    """``^[text]``, an inline footnote: an ``inline_note`` token whose children are the note's inline
+    tokens, so the renderer shows the note where it is written (as the footnote rules show a
+    definition where it is written; mdit-py-plugins would keep it aside for a list at the end)."""
+    start, maximum = state.pos, state.posMax
+    if start + 2 >= maximum or state.src[start] != "^" or state.src[start + 1] != "[":
+        return False
+    end = state.md.helpers.parseLinkLabel(state, start + 1)
+    if end < 0:
+        return False
+    if not silent:
+        children: list[Token] = []
+        state.md.inline.parse(state.src[start + 2 : end], state.md, state.env, children)
+        state.push("inline_note", "", 0).children = children
+    state.pos = end + 1
+    state.posMax = maximum
+    return True
+
+
 def make_parser() -> MarkdownIt:
     """markdown-it as the renderer reads it: CommonMark, GFM tables, strikethrough and task lists,
     TeX, footnotes; raw HTML off; soft breaks kept; nesting past ``MAX_NESTING`` kept as text."""
@@ -92,6 +114,7 @@ def make_parser() -> MarkdownIt:
     # Footnotes shown where they are: a reference as [label] raised, a definition in place (a streamed
     # block is rendered before the definitions below it arrive, so nothing waits for them).
     md.use(footnote_plugin, inline=False, move_to_end=False, always_match_refs=True)
+    md.inline.ruler.after("image", "inline_note", _inline_note)  # ^[an inline footnote]: its text in place
     # Every destination parses (``javascript:`` too): ``safe_link`` decides what becomes an anchor,
     # so an unsafe link or image still shows its text instead of its raw Markdown.
     md.validateLink = lambda url: True  # type: ignore[method-assign]

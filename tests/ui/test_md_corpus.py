@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QUrl
+from PySide6.QtGui import QTextCharFormat
 
 from desktop.ui.markdown import MarkdownTheme
 from desktop.ui.markdown_view import MarkdownView
@@ -155,6 +156,19 @@ def test_footnotes_show_their_labels_where_they_are(qapp: Any) -> None:
         "[3] https://b.example/only",  # without footnotes, a link reference definition: not shown at all
     ]
     assert [href for _text, href in links] == ["https://a.example/paper", "https://b.example/only"]
+
+
+def test_inline_footnotes_show_their_text_where_they_are(qapp: Any) -> None:
+    src = ("Water boils at 100 °C^[at sea level, see [the table](https://c.example/t)] and more^[a *second*"
+           " note ^[nested]].\n\nNo note: x^2, ^ [spaced], `^[code]` and ^[unclosed")
+    text, links, view = shown(src)
+    assert lines(text) == [
+        "Water boils at 100 °C[at sea level, see the table] and more[a second note [nested]].",
+        "No note: x^2, ^ [spaced], ^[code] and ^[unclosed",
+    ]
+    assert links == [("the table", "https://c.example/t")]
+    cursor = view.document().find("at sea level")
+    assert cursor.charFormat().verticalAlignment() == QTextCharFormat.VerticalAlignment.AlignSuperScript
 
 
 def test_images_become_links_showing_alt_text_and_load_nothing(qapp: Any) -> None:
