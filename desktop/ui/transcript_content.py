@@ -57,7 +57,8 @@ def keep_gutter(area: QAbstractScrollArea, *, idle: bool) -> None:
     visibly shifts. With a stable gutter the content keeps its width; an ``idle`` bar draws no
     handle (the app's style sheet: ``QScrollBar[idle="true"]``).
     """
-    area.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
+    if area.verticalScrollBarPolicy() != Qt.ScrollBarPolicy.ScrollBarAlwaysOn:  # setting it lays out again
+        area.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
     bar = area.verticalScrollBar()
     if bar.property("idle") != idle:
         bar.setProperty("idle", idle)
