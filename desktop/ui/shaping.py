@@ -7,7 +7,8 @@ is drawn after the letter instead of on it), nor for emoji sequences joined by U
 make that distinction for us: with ``PreferNoShaping`` it shapes none of it (measured with Qt 6.11).
 
 So the flag is only set for text made entirely of characters that never need shaping: Latin-1,
-Latin Extended and IPA (below U+0300, i.e. before the combining marks), the punctuation and
+Latin Extended and IPA (below U+0300, i.e. before the combining marks), Greek and Cyrillic (their
+combining marks excluded), precomposed Vietnamese and polytonic Greek letters, the punctuation and
 symbols answers are full of (dashes, quotes, bullets, ellipsis, currency, arrows, maths, box
 drawing) without the zero-width joiners and the bidirectional controls, and CJK ideographs, kana,
 Hangul syllables and full-width forms (no contextual forms; their combining marks excluded).
@@ -27,6 +28,8 @@ __all__ = ["needs_shaping", "layout_font"]
 
 _NEEDS_SHAPING = re.compile(
     "[^\u0000-\u02ff"  # ASCII, Latin-1, Latin Extended-A/B, IPA, spacing modifiers
+    "\u0370-\u0482\u048a-\u052f"  # Greek, Cyrillic (not its combining marks U+0483-9)
+    "\u1e00-\u1fff"  # Latin Extended Additional (Vietnamese), Greek Extended: precomposed letters
     "\u2000-\u200b"  # spaces, zero-width space (not ZWNJ/ZWJ U+200C/D, nor LRM/RLM U+200E/F)
     "\u2010-\u2027"  # dashes, quotes, bullets, ellipsis (not U+2028/9, nor the bidi embeddings U+202A-E)
     "\u2030-\u205e"  # per mille, primes, other punctuation (not the invisible operators and isolates)

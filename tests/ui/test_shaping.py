@@ -51,6 +51,7 @@ def shows(runs: list[tuple[str, list[int]]], text: str, font: QFont) -> bool:
     "café, naïve, Ærøskøbing, ß, Łódź",
     "em dash — “curly quotes” ‘single’ … • bullets, 5 € → ≤ ≥ ∞ ─┼─ ▶",
     "中文字符，一个渲染块。キャッシュ 한국어 ＡＢＣ",
+    "Привет, мир; Καλημέρα κόσμε; Tiếng Việt có dấu",
     "",
 ])
 def test_text_that_needs_no_shaping(text: str) -> None:
@@ -66,6 +67,7 @@ def test_text_that_needs_no_shaping(text: str) -> None:
     "a\u200db",  # zero-width joiner
     "x\u202ey",  # bidirectional override
     "か\u3099",  # combining voiced sound mark
+    "\u0418\u0483",  # a Cyrillic combining titlo
 ])
 def test_text_that_needs_shaping(text: str) -> None:
     assert needs_shaping(text)
