@@ -1,15 +1,18 @@
 """Safe Markdown to Qt rich text for model output, on markdown-it-py (no Qt needed).
 
-Model output is untrusted text. It is parsed by markdown-it-py (``desktop.ui.md_parser``: CommonMark
-with GFM tables, strikethrough and task lists; raw HTML off, so any ``<tag>`` in the input is shown
-as text) and the tokens are turned into the HTML subset Qt's rich-text engine understands. Nothing emitted can
-load a resource: there is never an ``<img>`` (an image becomes a link showing its alt text) nor a
-CSS ``url()``, and only http(s)/mailto links become anchors. The view decides what a click does.
+Model output is untrusted text. It is parsed by markdown-it-py (``desktop.ui.md_parser``:
+CommonMark with GFM tables, strikethrough and task lists; raw HTML off, so any ``<tag>`` in the
+input is shown as text) and the tokens are turned into the HTML subset Qt's rich-text engine
+understands. Nothing emitted can load a resource: there is never an ``<img>`` (an image becomes a
+link showing its alt text) nor a CSS ``url()``, and only http(s)/mailto links become anchors. The
+view decides what a click does.
 
 Chat-specific choices: a soft line break is shown as a line break (models use single newlines
 deliberately), bare ``http(s)://`` URLs become links, a fenced code block is highlighted by
 Pygments (``desktop.ui.md_code``), TeX (``$…$``, ``$$…$$``, ``\\(…\\)``, ``\\[…\\]``) is shown as
-code, and nesting deeper than ``MAX_NESTING`` levels as literal text instead of being dropped.
+code (display maths may start right under a line of text), footnote references, definitions and
+inline notes (``^[…]``) are shown where they are written, and nesting deeper than ``MAX_NESTING``
+levels as literal text instead of being dropped.
 
 ``render_markdown_blocks`` splits the result into top-level blocks; ``block_starts`` gives the
 block structure of a source without rendering it (the streaming pipeline in
