@@ -12,6 +12,12 @@ headings, nested lists, code in six languages, tables, links, CJK and emoji).
   (``transcript.set_conversation``), i.e. the message widget is built for the complete text, laid
   out and painted at the node's width. Budget: total ≤ driver + 1.5 × render-once (medians).
 * **One node, plain text (extra row):** 20k ``"tok "`` deltas, ≤ 1.3× the driver alone.
+* **The driver after a paint (informational):** the same driver alone, but with one small
+  ``QImage`` filled in the same loop run just before the request. On the 2-core machine this
+  alone makes the Python work that follows ~4–8 % slower (not a cache effect: touching 8 MB does
+  nothing; leaving and re-entering the loop undoes it). A node paints several times per run and
+  pays it too; the driver-alone baseline never paints, so this row shows how much of the plain
+  row's ratio is that effect rather than our code.
 * **UI stall:** a 5 ms precise ``QTimer`` heartbeat records the gaps between its ticks while 8 nodes
   (tiled in one window) stream the Markdown answer at full speed; it keeps running until every node
   shows its last block (ends of streams included). Budgets: p99 ≤ 16 ms, max ≤ 50 ms. Baseline: the
@@ -24,6 +30,7 @@ import asyncio
 import logging
 import time
 
+from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QApplication
 
 from benchmarks._harness import Budget, Row, Settings, median, paired, percentile, repeat
@@ -49,7 +56,8 @@ from desktop.core.providers import driver_for
 
 log = logging.getLogger(__name__)
 
-__all__ = ["run", "node_stream_ms", "driver_only_ms", "render_once_ms", "stall_run", "idle_gaps"]
+__all__ = ["run", "node_stream_ms", "driver_only_ms", "driver_after_paint_ms", "render_once_ms", "stall_run",
+           "idle_gaps"]
 
 #: How long the heartbeat keeps ticking after the last node showed its last block (late frames).
 TAIL_S = 0.05
@@ -77,13 +85,19 @@ def node_stream_ms(bench: BenchServices, stream: Stream) -> float:
         dispose(node)
 
 
-def driver_only_ms(bench: BenchServices, stream: Stream) -> float:
-    """One run of the baseline: the same driver and client consume the same stream on the same loop."""
+def driver_only_ms(bench: BenchServices, stream: Stream, *, paint_first: bool = False) -> float:
+    """One run of the baseline: the same driver and client consume the same stream on the same loop.
+
+    With ``paint_first``, a 64×76 ``QImage`` is filled in the same loop run just before the (timed)
+    request: what a node's paints do to the Python work after them (``driver_after_paint_ms``).
+    """
     driver = driver_for(bench.provider_config(), bench.client)
     messages = [ChatMessage("u1", "user", "Say many words.", 0)]
 
     async def go() -> float:
         bench.fake.script(stream.turn)
+        if paint_first:
+            QImage(64, 76, QImage.Format.Format_ARGB32_Premultiplied).fill(QColor(255, 255, 255))
         start = time.perf_counter()
         text: list[str] = []
         async for event in driver.stream(model=MODEL, messages=messages, tools=[]):
@@ -94,6 +108,11 @@ def driver_only_ms(bench: BenchServices, stream: Stream) -> float:
         return (time.perf_counter() - start) * 1000.0
 
     return run_on_loop(go())
+
+
+def driver_after_paint_ms(bench: BenchServices, stream: Stream) -> float:
+    """One run of the driver alone after one small paint in the same loop run (informational row)."""
+    return driver_only_ms(bench, stream, paint_first=True)
 
 
 def render_once_ms(bench: BenchServices, stream: Stream) -> float:
@@ -225,6 +244,14 @@ def run(settings: Settings) -> list[Row]:
         rows.append(Row("node.stream_plain",
                         f"{n:,} plain-text deltas (\"tok \", extra row) into one chat node",
                         "ms", p_node, "driver alone, same stream and loop", p_driver, Budget.ratio(1.3)))
+        painted, unpainted = paired(lambda: driver_after_paint_ms(bench, plain),
+                                    lambda: driver_only_ms(bench, plain),
+                                    settings.runs, warmup=settings.warmup)
+        rows.append(Row("node.driver_after_paint",
+                        "the plain-text stream's driver alone, after one 64×76 image is painted in the same "
+                        "loop run (informational)", "ms", painted, "driver alone", unpainted, None,
+                        "a node paints several times per run; the driver-alone baseline never does. "
+                        "This row is what one paint does to the Python work after it on this machine."))
         stall_md = md if settings.stall_events == n else markdown_stream(settings.stall_events)
         stall_plain = plain if settings.stall_events == n else plain_stream(settings.stall_events)
         rows += _stall_rows(bench, settings, stall_md, extra=False)

@@ -109,7 +109,8 @@ def test_ui_and_process_benchmarks_in_a_child(tmp_path: Path) -> None:
     payload = json.loads(out.read_text(encoding="utf-8"))
     assert payload["errors"] == []
     keys = [r["key"] for r in payload["rows"]]
-    assert keys == ["node.stream", "node.render_once", "node.stream_plain", "stall.p99", "stall.max",
+    assert keys == ["node.stream", "node.render_once", "node.stream_plain", "node.driver_after_paint",
+                    "stall.p99", "stall.max",
                     "stall.plain.p99", "stall.plain.max", "typing.p99", "scroll.p99", "scroll.forced_p99",
                     "open.node", "open.node_short", "open.project_load", "open.project_store",
                     "open.project_rss", "start.process", "start.first_paint"]
