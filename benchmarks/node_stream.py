@@ -56,8 +56,7 @@ from desktop.core.providers import driver_for
 
 log = logging.getLogger(__name__)
 
-__all__ = ["run", "node_stream_ms", "driver_only_ms", "driver_after_paint_ms", "render_once_ms", "stall_run",
-           "idle_gaps"]
+__all__ = ["run", "node_stream_ms", "driver_only_ms", "render_once_ms", "stall_run", "idle_gaps"]
 
 #: How long the heartbeat keeps ticking after the last node showed its last block (late frames).
 TAIL_S = 0.05
@@ -89,7 +88,7 @@ def driver_only_ms(bench: BenchServices, stream: Stream, *, paint_first: bool = 
     """One run of the baseline: the same driver and client consume the same stream on the same loop.
 
     With ``paint_first``, a 64×76 ``QImage`` is filled in the same loop run just before the (timed)
-    request: what a node's paints do to the Python work after them (``driver_after_paint_ms``).
+    request: what a node's paints do to the Python work after them (the ``node.driver_after_paint`` row).
     """
     driver = driver_for(bench.provider_config(), bench.client)
     messages = [ChatMessage("u1", "user", "Say many words.", 0)]
@@ -108,11 +107,6 @@ def driver_only_ms(bench: BenchServices, stream: Stream, *, paint_first: bool = 
         return (time.perf_counter() - start) * 1000.0
 
     return run_on_loop(go())
-
-
-def driver_after_paint_ms(bench: BenchServices, stream: Stream) -> float:
-    """One run of the driver alone after one small paint in the same loop run (informational row)."""
-    return driver_only_ms(bench, stream, paint_first=True)
 
 
 def render_once_ms(bench: BenchServices, stream: Stream) -> float:
@@ -244,7 +238,7 @@ def run(settings: Settings) -> list[Row]:
         rows.append(Row("node.stream_plain",
                         f"{n:,} plain-text deltas (\"tok \", extra row) into one chat node",
                         "ms", p_node, "driver alone, same stream and loop", p_driver, Budget.ratio(1.3)))
-        painted, unpainted = paired(lambda: driver_after_paint_ms(bench, plain),
+        painted, unpainted = paired(lambda: driver_only_ms(bench, plain, paint_first=True),
                                     lambda: driver_only_ms(bench, plain),
                                     settings.runs, warmup=settings.warmup)
         rows.append(Row("node.driver_after_paint",
