@@ -37,6 +37,8 @@ from collections.abc import Callable, Hashable
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QTimer
 
+from desktop.core.cpu_state import clear_upper_state
+
 log = logging.getLogger(__name__)
 
 __all__ = [
@@ -137,7 +139,10 @@ class FrameScheduler(QObject):
         return max(minimum, int(self.paced_ms - since))
 
     def _measured(self) -> None:
-        """Runs right after the paint that followed a tick: update the pacing."""
+        """Runs right after the paint that followed a tick: update the pacing, and clear the CPU
+        state the paint left behind (``desktop.core.cpu_state``: the Python work after it would
+        otherwise run ~15 % slower on some CPUs)."""
+        clear_upper_state()
         cost = (time.perf_counter() - self._measuring) * 1000.0
         target = min(float(MAX_FRAME_MS), max(float(self._interval), cost * PACE))
         self.paced_ms = 0.5 * self.paced_ms + 0.5 * target

@@ -75,3 +75,34 @@ def test_a_stream_alone_decodes_4_ms_at_a_time_and_several_share_2_ms() -> None:
                 more.enter_context(_base._reading())
                 assert _base._slice_seconds() == _base.MIN_SLICE_SECONDS  # 9 streams: the floor
     assert _base._streams_reading == 0
+
+
+@pytest.mark.anyio
+async def test_each_decoding_slice_starts_from_a_clean_vector_state(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever ran while the stream waited (a paint) may have left the CPU's vector registers dirty,
+    which slows the decoding ~15 % (``desktop.core.cpu_state``): every slice, after a read or after
+    a yield to the loop, begins by clearing that state."""
+    from desktop.core.providers import _base
+
+    chunks = [
+        b'data: {"choices":[{"index":0,"delta":{"content":"%d "},"finish_reason":null}]}\n\n' % i
+        for i in range(50)
+    ]
+    end = b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+    cleared: list[int] = []
+    monkeypatch.setattr(_base, "clear_upper_state", lambda: cleared.append(1))
+
+    async def slices() -> int:
+        cleared.clear()
+        server = MockServer(Reply(pieces=[b"".join(chunks[:30]), b"".join(chunks[30:]) + end]))
+        async with server.client() as client:
+            driver = driver_for(openai_config(), client)
+            stream = driver.stream(model="m", messages=[ChatMessage("u", "user", "x", 0)], tools=[])
+            text = [e.text async for e in stream if isinstance(e, Delta)]
+        assert "".join(text) == "".join(f"{i} " for i in range(50))
+        return len(cleared)
+
+    per_read = await slices()
+    assert per_read >= 2  # at least one slice per network read
+    monkeypatch.setattr(_base, "_slice_seconds", lambda: 0.0)  # a yield every 16 events
+    assert await slices() >= per_read + 2  # and one more after each yield
