@@ -139,10 +139,7 @@ class FrameScheduler(QObject):
         return max(minimum, int(self.paced_ms - since))
 
     def _measured(self) -> None:
-        """Runs right after the paint that followed a tick: update the pacing, and clear the CPU
-        state the paint left behind (``desktop.core.cpu_state``: the Python work after it would
-        otherwise run ~15 % slower on some CPUs)."""
-        clear_upper_state()
+        """Runs right after the paint that followed a tick: update the pacing."""
         cost = (time.perf_counter() - self._measuring) * 1000.0
         target = min(float(MAX_FRAME_MS), max(float(self._interval), cost * PACE))
         self.paced_ms = 0.5 * self.paced_ms + 0.5 * target
@@ -163,6 +160,7 @@ class FrameScheduler(QObject):
 
     def tick(self) -> None:
         """Serve pending requests, oldest first, until the budget is spent; then background work."""
+        clear_upper_state()  # a paint since the last tick leaves Python ~15 % slower (desktop.core.cpu_state)
         self._timer.stop()
         self.ticks += 1
         start = time.perf_counter()
