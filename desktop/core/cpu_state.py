@@ -8,8 +8,8 @@ that picks its EVEX string functions (AVX-512 CPUs, glibc ≥ 2.33) nothing in t
 ``VZEROUPPER`` afterwards. Measured on the 2-core Xeon the benchmarks run on: a loop-driven decode
 of 2,500 SSE events takes 7.0–7.2 ms, 8.1–8.3 ms after any paint, 7.2–7.4 ms after a paint
 followed by ``clear_upper_state()``; with glibc told to use its AVX2 functions instead (which do
-end with ``VZEROUPPER``; ``GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX512F,...``), a streamed answer
-into a node took 158.9 instead of 174.7 ms.
+end with ``VZEROUPPER``; ``GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX512F,...``), the benchmark's
+plain-text stream into a node took 158.9 instead of 174.7 ms, the driver alone unchanged.
 
 Python cannot run ``VZEROUPPER`` itself. OpenSSL's SHA-512 block function (its AVX2 path, the one
 it picks on such CPUs) ends with one, so hashing an empty input (~0.5 us) leaves the registers
