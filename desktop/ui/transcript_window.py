@@ -59,7 +59,7 @@ BUILD_SCREENS = 2.0
 """A released message closer than this many viewport heights to the viewport is built again."""
 PREFETCH_SCREENS = 2.0
 """Older messages are built ahead of need while the viewport is this close to the top."""
-WINDOW_BUDGET = 0.005
+WINDOW_BUDGET = 0.006
 """Seconds one pass may spend building (the messages in the viewport are built whatever it costs)."""
 CONTINUE_MS = 4
 """Delay of the next pass while work is left (the event loop runs in between)."""
@@ -117,11 +117,23 @@ class CostModel:
     Two kinds of work: ``"render"`` (Markdown to segments) and ``"build"`` (the widgets or the
     documents, from rendered segments). Each is ``base + per_char × characters`` seconds;
     ``per_char`` follows the measured costs (a moving average): a slow machine predicts slow builds.
+    Two kinds of steps of making an older answer's view in slices, ``"slice"`` (making the view or
+    filling more of it: at least one segment) and ``"place"`` (polishing and laying it out at the
+    top), are predicted as the moving average of their measured durations (``step``).
     """
 
     def __init__(self) -> None:
         self._base = {"render": 0.0003, "build": 0.0015}
         self._per_char = {"render": 1.8e-6, "build": 1.5e-6}
+        self._steps = {"slice": 0.003, "place": 0.0012}
+
+    def step(self, kind: str) -> float:
+        """Predicted seconds of one ``"slice"`` or ``"place"`` step."""
+        return self._steps[kind]
+
+    def record_step(self, kind: str, seconds: float) -> None:
+        """Learn from a measured step."""
+        self._steps[kind] = 0.8 * self._steps[kind] + 0.2 * min(seconds, 0.1)
 
     def estimate(self, kind: str, chars: int) -> float:
         """Predicted seconds of ``kind`` work for a message of ``chars`` characters."""
@@ -369,11 +381,13 @@ class MessageWindow:
 
         A message's body is rendered in one step and its view made in others: the view is filled
         segment by segment until the deadline and placed (polished, laid out) once complete, at
-        the earliest in the next pass when the deadline has passed. A render is only started
-        when its predicted cost fits what is left of the budget (the first step of a pass
-        whatever it costs, or a huge message would never be rendered).
+        the earliest in the next pass when the placing would not fit before the deadline. Each
+        step (a render, a slice of the view, the placing, a whole user message) is only started
+        when its predicted cost (``CostModel``) fits what is left of the budget (the first step
+        of a pass whatever it costs, or a huge message would never be rendered).
         """
         hooks = self._hooks
+        costs = self.costs
         built = False
         while (msg := hooks.older()) is not None:
             making = self._making
@@ -382,14 +396,18 @@ class MessageWindow:
                 making = None
             rendered = msg.id in self._ahead
             kind = "build" if making is not None or rendered or msg.role != "assistant" else "render"
+            sliced = making is not None or rendered  # an answer's view, made a slice at a time
             now = time.perf_counter()
-            if not fresh and (now >= deadline if kind == "build" else
-                              now + self.costs.estimate(kind, len(msg.content)) > deadline):
+            if sliced:
+                cost = costs.step("slice" if making is None or _pending(making[1]) else "place")
+            else:
+                cost = costs.estimate(kind, len(msg.content))
+            if not fresh and now + cost > deadline:
                 break
             fresh = False
             if kind == "render":
                 self._ahead[msg.id] = hooks.render(msg)
-                self.costs.record(kind, len(msg.content), time.perf_counter() - now)
+                costs.record(kind, len(msg.content), time.perf_counter() - now)
                 continue
             if making is None:
                 view = hooks.make_older(msg, self._ahead.pop(msg.id, None), deadline)
@@ -399,14 +417,19 @@ class MessageWindow:
                 worked = _pending(view)
                 if worked and isinstance(view, AssistantMessageView):
                     view.sync(msg, live=False, deadline=deadline)
-            if _pending(view) or (worked and view is not None and time.perf_counter() >= deadline):
+            if sliced and worked:
+                costs.record_step("slice", time.perf_counter() - now)
+            placing = time.perf_counter()
+            if _pending(view) or (worked and view is not None and placing + costs.step("place") > deadline):
                 self._making = (msg, view)  # the rest, or the placing, in the next pass
                 break
             self._making = None
             hooks.place_older(view)
             built = True
+            if sliced and view is not None:
+                costs.record_step("place", time.perf_counter() - placing)
             if making is None:  # made and placed in one go: a measure of what building costs
-                self.costs.record(kind, len(msg.content), time.perf_counter() - now)
+                costs.record(kind, len(msg.content), time.perf_counter() - now)
         if built:
             hooks.older_built()
         return built

@@ -159,6 +159,10 @@ def test_the_cost_model_learns_from_what_builds_cost() -> None:
         costs.record("build", 2000, 0.030)  # a slow machine
     assert costs.estimate("build", 2000) > 3 * first
     assert costs.estimate("render", 100) < costs.estimate("render", 5000)
+    slice_before = costs.step("slice")
+    for _ in range(20):
+        costs.record_step("slice", 0.012)
+    assert costs.step("slice") > 3 * slice_before and costs.step("place") < costs.step("slice")
 
 
 class _PaintedPlaceholders(QObject):
@@ -270,3 +274,42 @@ def test_loading_earlier_messages_completes_the_answer_being_made(
     assert half_made in transcript.views() and not half_made.body.pending
     ids = [slot.message_id for slot in window.slots]
     assert len(ids) == len(set(ids)) and ids.count(half_made.message_id) == 1
+
+
+def test_a_pass_starts_a_step_of_an_older_answer_only_when_its_predicted_cost_fits(
+    qtbot: Any, make_env: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Slices and placings predicted to cost a second each: none fits a pass's budget, so each pass
+    # makes one step of an answer's view (the first step of a pass whatever it costs), never two.
+    _state, transcript = _big_answers_node(qtbot, make_env, monkeypatch)
+    monkeypatch.setattr(transcript_window, "WINDOW_BUDGET", 0.05)
+    window = transcript._window
+    monkeypatch.setattr(window.costs, "step", lambda kind: 1.0)
+    bar = transcript.verticalScrollBar()
+    steps: list[int] = [0]
+    hooks = window._hooks
+    make, place, run = hooks.make_older, hooks.place_older, window.run
+
+    def counted_make(msg: ChatMessage, rendered: Any, deadline: float) -> MessageView | None:
+        steps[-1] += msg.role == "assistant"
+        return make(msg, rendered, deadline)
+
+    def counted_place(view: MessageView | None) -> None:
+        steps[-1] += isinstance(view, AssistantMessageView)
+        place(view)
+
+    def counted_run() -> None:
+        steps.append(0)
+        run()
+
+    monkeypatch.setattr(hooks, "make_older", counted_make)
+    monkeypatch.setattr(hooks, "place_older", counted_place)
+    monkeypatch.setattr(window, "run", counted_run)
+    window._timer.timeout.disconnect()
+    window._timer.timeout.connect(counted_run)
+    for _ in range(3000):
+        if bar.value() == 0 and not transcript.unloaded_count():
+            break
+        step(transcript, -bar.pageStep())
+    assert transcript.unloaded_count() == 0
+    assert sum(steps) >= 20 and max(steps) == 1
