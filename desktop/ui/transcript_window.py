@@ -394,9 +394,8 @@ class MessageWindow:
             if making is not None and making[0] is not msg:
                 self._drop_making()  # the transcript built that message itself (``finish_making``)
                 making = None
-            rendered = msg.id in self._ahead
-            kind = "build" if making is not None or rendered or msg.role != "assistant" else "render"
-            sliced = making is not None or rendered  # an answer's view, made a slice at a time
+            sliced = making is not None or msg.id in self._ahead  # an answer's view, a slice at a time
+            kind = "build" if sliced or msg.role != "assistant" else "render"
             now = time.perf_counter()
             if sliced:
                 cost = costs.step("slice" if making is None or _pending(making[1]) else "place")
