@@ -25,8 +25,8 @@ from desktop.core.providers import driver_for
 from desktop.core.settings import ProviderSettings, Settings, resolve_provider
 from desktop.testing import FakeProvider, Turn
 from desktop.ui.bridge import RuntimeBridge
-from desktop.ui.chat_node import ChatNodeWidget
 from desktop.ui.gc_guard import GuiThreadCollector
+from desktop.ui.node.chat_node import ChatNodeWidget
 from desktop.ui.services import AppServices
 from desktop.ui.theme import apply_theme
 

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from desktop.core.secrets import SecretStore
     from desktop.core.settings import CONFIG_DIR_ENV  # noqa: F401 (re-exported lazily, see __getattr__)
     from desktop.ui.context import AppContext, DemoOffer, DemoServer
-    from desktop.ui.main_window import MainWindow
+    from desktop.ui.window.main_window import MainWindow
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +111,7 @@ def create_main_window(*, project_dir: Path, config_dir: Path, demo: bool = Fals
         config_dir: The settings folder (created on first save).
         demo: Start the offline demo provider and select it.
     """
-    from desktop.ui.main_window import MainWindow
+    from desktop.ui.window.main_window import MainWindow
 
     window = MainWindow()
     wire_window(window, make_context(config_dir=Path(config_dir), demo=demo))
@@ -252,8 +252,8 @@ def main(argv: Sequence[str] | None = None, *, started_at: float | None = None) 
     key_source: list[Callable[[], list[str]]] = []  # the context's keys, once it exists
     install_key_scrub_filter(secrets=lambda: key_source[0]() if key_source else [])
     from desktop.ui.gc_guard import GuiThreadCollector
-    from desktop.ui.main_window import MainWindow
     from desktop.ui.theme import app_icon, apply_theme, system_scheme
+    from desktop.ui.window.main_window import MainWindow
 
     app = QApplication.instance()
     if not isinstance(app, QApplication):

@@ -99,9 +99,9 @@ def _grab(widget: QWidget, path: Path, written: list[Path]) -> None:
 
 async def _render_scheme(out_dir: Path, scheme: str, written: list[Path]) -> None:
     from desktop.core.secrets import SecretStore
-    from desktop.ui.main_window import MainWindow
     from desktop.ui.settings_dialog import SettingsDialog
     from desktop.ui.theme import apply_theme
+    from desktop.ui.window.main_window import MainWindow
 
     app = QApplication.instance()
     assert isinstance(app, QApplication)

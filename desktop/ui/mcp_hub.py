@@ -3,13 +3,13 @@
 Nothing here imports the MCP SDK (nor ``desktop.core.mcp`` until a server is configured): the manager
 imports the SDK when a server starts (``import mcp`` costs about a second), and :class:`McpHub`
 creates the manager only when some server is enabled, after the window is usable
-(:meth:`McpHub.ensure_started`, called by ``desktop.ui.mcp_window`` after the first paint, or by a send).
+(:meth:`McpHub.ensure_started`, called by ``desktop.ui.mcp.servers`` after the first paint, or by a send).
 
 * App-wide servers live in ``settings.json`` under ``"mcpServers"`` (kept in ``Settings.extra``; see
   :func:`read_app_servers` / :func:`write_app_servers`). Bearer tokens are in the OS keyring (service
   ``chatnodes``, user ``mcp:<name>``), never in a file, and only app servers ever get one.
 * Project servers (``<project>/.mcp.json``) join the same manager only once the user trusted them
-  (``desktop.ui.mcp_window`` asks); a name that clashes with an app server gets a ``-project`` suffix.
+  (``desktop.ui.mcp.servers`` asks); a name that clashes with an app server gets a ``-project`` suffix.
 * Each node can switch built-in tools, whole servers (``"mcp:<server>"``) and single MCP tools (their
   model-facing name) off: :meth:`McpHub.set_tools_off`, read by :meth:`McpHub.filter_tools`.
 """

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from desktop.ui.cards import _FitPlainText
+from desktop.ui.transcript.cards import _FitPlainText
 
 
 def test_argument_box_grows_with_the_wrapped_text_up_to_its_limit(qtbot: Any) -> None:
@@ -44,7 +44,7 @@ def test_streaming_crlf_text_appends_instead_of_resetting(qtbot: Any) -> None:
 
 def test_tool_card_tooltip_shows_model_html_as_text(qtbot: Any) -> None:
     from desktop.core.chat.types import ToolCall
-    from desktop.ui.cards import ToolCard
+    from desktop.ui.transcript.cards import ToolCard
 
     call = ToolCall("c1", "write_file", '<img src="file:///etc/hostname"> not json', status="running")
     card = ToolCard(call)

@@ -14,8 +14,8 @@ from test_chat_node_support import NodeEnv, make_env  # noqa: F401
 
 from desktop.core.chat.types import ToolCall, ToolStatus
 from desktop.testing import ToolCallSpec, Turn
-from desktop.ui.cards import PermissionCard, ToolCard, dotted_path
-from desktop.ui.node_style import node_colors, node_stylesheet
+from desktop.ui.node.style import node_colors, node_stylesheet
+from desktop.ui.transcript.cards import PermissionCard, ToolCard, dotted_path
 
 
 def args(**kw: Any) -> str:
@@ -135,7 +135,7 @@ def test_node_shows_the_warning_for_a_model_write_to_envrc(qtbot: Any, make_env:
 
 
 def test_the_warning_shows_a_disguised_or_huge_path_escaped_and_bounded() -> None:
-    from desktop.ui.cards import DANGER_PATH_CHARS, danger_warning_text
+    from desktop.ui.transcript.cards import DANGER_PATH_CHARS, danger_warning_text
 
     disguised = danger_warning_text(".git/hooks/\u202etxt.sh\nfake line")
     assert "\\u202e" in disguised and "\\n" in disguised

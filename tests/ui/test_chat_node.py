@@ -16,8 +16,8 @@ from test_chat_node_support import NodeEnv, fake_settings, make_env  # noqa: F40
 from desktop.core.chat.types import ChatEvent, ChatMessage, Delta, Done, Usage
 from desktop.core.project import TrimInfo, new_node_state
 from desktop.testing import Fault, ToolCallSpec, Turn
-from desktop.ui.cards import ToolCard
-from desktop.ui.transcript import AssistantMessageView, Transcript
+from desktop.ui.transcript.cards import ToolCard
+from desktop.ui.transcript.transcript import AssistantMessageView, Transcript
 
 
 def find(node: QWidget, cls: type, name: str) -> Any:
@@ -493,7 +493,7 @@ def test_a_blank_node_says_how_to_start_and_the_hint_goes_once_there_are_message
 
 def test_the_input_completes_exactly_the_commands_help_lists() -> None:
     from desktop.core.chat.commands import COMMAND_HELP
-    from desktop.ui.chat_input import SLASH_COMPLETIONS
+    from desktop.ui.node.input import SLASH_COMPLETIONS
 
     assert list(SLASH_COMPLETIONS) == list(COMMAND_HELP)
 

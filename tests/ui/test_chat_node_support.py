@@ -22,7 +22,7 @@ from desktop.core.settings import ProviderSettings, Settings, resolve_provider
 from desktop.core.tools import project_tools
 from desktop.testing import FakeProvider
 from desktop.ui.bridge import RuntimeBridge
-from desktop.ui.chat_node import ChatNodeWidget
+from desktop.ui.node.chat_node import ChatNodeWidget
 from desktop.ui.services import AppServices
 
 

@@ -11,11 +11,11 @@ from PySide6.QtGui import QColor, QGuiApplication, QPalette, QTextDocument
 from PySide6.QtWidgets import QToolButton
 
 from desktop.core.chat.types import ChatMessage
-from desktop.ui.markdown import MarkdownTheme, render_markdown_blocks
-from desktop.ui.markdown_view import MarkdownView
-from desktop.ui.md_code import highlight_code
-from desktop.ui.message_views import AssistantMessageView
-from desktop.ui.node_style import markdown_theme, node_colors
+from desktop.ui.markdown.code import highlight_code
+from desktop.ui.markdown.render import MarkdownTheme, render_markdown_blocks
+from desktop.ui.markdown.view import MarkdownView
+from desktop.ui.node.style import markdown_theme, node_colors
+from desktop.ui.transcript.views import AssistantMessageView
 
 PY = 'def f(x: int) -> str:\n\treturn "<%d>" % x  # 完成 🎉\n\n    \nclass A: pass'
 
@@ -163,7 +163,7 @@ def long_code(lines: int) -> str:
 
 
 def test_a_long_code_block_is_shown_as_pieces_that_read_as_one_block(qtbot: Any) -> None:
-    from desktop.ui.markdown import CODE_PIECE_LINES
+    from desktop.ui.markdown.render import CODE_PIECE_LINES
 
     code = long_code(CODE_PIECE_LINES * 3 + 40)
     blocks = render_markdown_blocks(f"```python\n{code}\n```\n", MarkdownTheme(), spans=False)
@@ -195,8 +195,8 @@ def test_a_long_code_block_is_shown_as_pieces_that_read_as_one_block(qtbot: Any)
 
 
 def test_a_long_code_block_streams_in_pieces_within_the_frame_budget(qtbot: Any, monkeypatch: Any) -> None:
-    from desktop.ui import message_body
-    from desktop.ui.markdown import CODE_PIECE_LINES
+    from desktop.ui.markdown.render import CODE_PIECE_LINES
+    from desktop.ui.transcript import body as message_body
 
     monkeypatch.setattr(message_body, "RENDER_BUDGET", 0.0)  # a unit of work per update
     code = long_code(CODE_PIECE_LINES * 4)
@@ -222,7 +222,7 @@ def test_a_long_code_block_streams_in_pieces_within_the_frame_budget(qtbot: Any,
 
 
 def test_pieces_are_cut_between_top_level_statements_not_inside_a_docstring() -> None:
-    from desktop.ui.markdown import code_pieces
+    from desktop.ui.markdown.render import code_pieces
 
     body = ["    x = 1"] * 60
     doc = ['    """Summary.', "", "    More text after a blank line.", '    """']
@@ -235,7 +235,7 @@ def test_pieces_are_cut_between_top_level_statements_not_inside_a_docstring() ->
 
 
 def test_a_code_block_lexed_to_the_end_is_not_lexed_again(monkeypatch: Any) -> None:
-    from desktop.ui import md_code
+    from desktop.ui.markdown import code as md_code
 
     real = md_code.lexer_for
     lexed: list[str] = []

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from desktop.ui.error_reporter import SUMMARY_LIMIT, ErrorReporter
+from desktop.ui.window.error_reporter import SUMMARY_LIMIT, ErrorReporter
 
 SECRET = "sk-this-is-a-secret-0000"
 
@@ -47,7 +47,7 @@ def test_report_scrubs_logs_and_truncates(reporter: Any, caplog: pytest.LogCaptu
     try:
         raise ValueError(f"bad {SECRET} " + "x" * 400)
     except ValueError as exc:
-        with caplog.at_level(logging.ERROR, logger="desktop.ui.error_reporter"):
+        with caplog.at_level(logging.ERROR, logger="desktop.ui.window.error_reporter"):
             rep.report(type(exc), exc, exc.__traceback__)
     (text,) = shown.texts
     assert text.startswith("ValueError: bad *** x") and SECRET not in text

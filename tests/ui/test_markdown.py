@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QTextDocument
 
-from desktop.ui.markdown import MAX_NESTING, MarkdownTheme, render_markdown, safe_link
-from desktop.ui.markdown_view import MarkdownView
+from desktop.ui.markdown.render import MAX_NESTING, MarkdownTheme, render_markdown, safe_link
+from desktop.ui.markdown.view import MarkdownView
 
 
 def plain(html_text: str) -> str:
@@ -187,13 +187,13 @@ def test_link_url_with_parentheses() -> None:
 
 
 def test_a_renderer_failure_falls_back_to_escaped_plain_text(monkeypatch: Any, caplog: Any) -> None:
-    import desktop.ui.markdown as md
+    import desktop.ui.markdown.render as md
 
     def broken(self: Any, tokens: Any) -> Any:
         raise RecursionError("maximum recursion depth exceeded")
 
     monkeypatch.setattr(md._Renderer, "blocks", broken)
-    with caplog.at_level("ERROR", logger="desktop.ui.markdown"):
+    with caplog.at_level("ERROR", logger="desktop.ui.markdown.render"):
         blocks = md.render_markdown_blocks("**bold** <img src=x>")
     assert len(blocks) == 1 and "&lt;img src=x&gt;" in blocks[0].html and "<img" not in blocks[0].html
     assert "plain text" in caplog.text

@@ -20,8 +20,8 @@ from test_app_support import close_window, fake_provider_entry, write_settings
 
 from desktop.testing import FakeProvider, ToolCallSpec, Turn
 from desktop.testing.processes import wait_gone
-from desktop.ui.chat_node import ChatNodeWidget
-from desktop.ui.mcp_cards import McpDetails
+from desktop.ui.node.chat_node import ChatNodeWidget
+from desktop.ui.transcript.mcp_details import McpDetails
 
 pytest_plugins = ["test_app_support"]  # fixtures: fake, make_context, open_window
 

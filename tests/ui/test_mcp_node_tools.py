@@ -12,7 +12,7 @@ from test_mcp_app import posts, stdio_entry, tool_names, wait_ready, write_mcp_s
 
 from desktop.core.project_format import new_node_state, project_from_dict, project_to_json
 from desktop.testing import FakeProvider, Turn
-from desktop.ui.node_tools import TOOLS_OFF_KEY, read_tools_off
+from desktop.ui.node.tools import TOOLS_OFF_KEY, read_tools_off
 
 pytest_plugins = ["test_app_support"]  # fixtures: fake, make_context, open_window
 

@@ -9,8 +9,8 @@ import pytest
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QTextCharFormat
 
-from desktop.ui.markdown import MarkdownTheme
-from desktop.ui.markdown_view import MarkdownView
+from desktop.ui.markdown.render import MarkdownTheme
+from desktop.ui.markdown.view import MarkdownView
 
 
 def shown(src: str) -> tuple[str, list[tuple[str, str]], MarkdownView]:

@@ -9,10 +9,10 @@ from PySide6.QtWidgets import QPushButton, QWidget
 
 from desktop.core.chat.conversation import create_conversation
 from desktop.core.chat.types import ChatMessage, Done, ToolCall
-from desktop.ui.cards import ToolCard
-from desktop.ui.markdown import MarkdownTheme
-from desktop.ui.message_views import AssistantMessageView
-from desktop.ui.transcript import Transcript
+from desktop.ui.markdown.render import MarkdownTheme
+from desktop.ui.transcript.cards import ToolCard
+from desktop.ui.transcript.transcript import Transcript
+from desktop.ui.transcript.views import AssistantMessageView
 
 
 def assistant(calls: list[ToolCall], mid: str = "a1", content: str = "Let me write that.") -> ChatMessage:
@@ -125,14 +125,3 @@ def test_views_hold_no_reference_to_the_transcript(qtbot: Any) -> None:
     assert isinstance(view, AssistantMessageView)
     assert not any(value is transcript for value in vars(view).values())
     assert isinstance(view.parent(), QWidget) and view.parent() is not transcript
-
-
-def test_names_moved_out_of_the_transcript_module_stay_importable_from_it() -> None:
-    from desktop.ui import markdown_view, message_views, transcript
-
-    for name in ("MessageView", "UserMessageView", "NoteMessageView", "AssistantMessageView",
-                 "ToolMessageView", "MessageBody", "body_segments", "PLAIN_SEGMENT_CHARS"):
-        assert getattr(transcript, name) is getattr(message_views, name)
-    assert transcript.MarkdownView is markdown_view.MarkdownView
-    assert transcript.open_link is markdown_view.open_link
-    assert set(transcript.__all__) <= set(dir(transcript))

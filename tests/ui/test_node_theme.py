@@ -11,9 +11,9 @@ from test_chat_node_support import NodeEnv, make_env  # noqa: F401
 from desktop.core.chat.conversation import append_message
 from desktop.core.chat.types import Delta, Done
 from desktop.ui import theme
-from desktop.ui.chat_node import ChatNodeWidget
-from desktop.ui.node_style import is_dark, node_colors
-from desktop.ui.transcript import AssistantMessageView
+from desktop.ui.node.chat_node import ChatNodeWidget
+from desktop.ui.node.style import is_dark, node_colors
+from desktop.ui.transcript.transcript import AssistantMessageView
 
 
 def test_node_in_a_subwindow_restyles_on_palette_change(qtbot: Any, make_env: Any) -> None:

@@ -15,20 +15,20 @@ from test_chat_node_support import NodeEnv, make_env, notes_state  # noqa: F401
 from desktop.core.chat.conversation import create_conversation
 from desktop.core.chat.types import ChatMessage
 from desktop.core.project import new_node_state
-from desktop.ui.markdown import MarkdownTheme, render_markdown_blocks
-from desktop.ui.markdown_view import MarkdownView, document_tables
-from desktop.ui.md_code import highlight_code, highlight_runs
-from desktop.ui.md_colour import COLOUR_SLICE, CodeColourer
-from desktop.ui.message_views import MessageView
-from desktop.ui.transcript import BATCH_MESSAGES, EAGER_MESSAGES
-from desktop.ui.transcript_content import OLDER_BUDGET, build_older
+from desktop.ui.markdown.code import highlight_code, highlight_runs
+from desktop.ui.markdown.colour import COLOUR_SLICE, CodeColourer
+from desktop.ui.markdown.render import MarkdownTheme, render_markdown_blocks
+from desktop.ui.markdown.view import MarkdownView, document_tables
+from desktop.ui.transcript.content import OLDER_BUDGET, build_older
+from desktop.ui.transcript.transcript import BATCH_MESSAGES, EAGER_MESSAGES
+from desktop.ui.transcript.views import MessageView
 
 
 @pytest.fixture
 def whole_code_blocks(monkeypatch: Any) -> None:
     """One table per code block however long (these tests colour one big table; long blocks are
     otherwise shown as pieces, see test_code_blocks)."""
-    monkeypatch.setattr("desktop.ui.markdown.CODE_PIECE_LINES", 100_000)
+    monkeypatch.setattr("desktop.ui.markdown.render.CODE_PIECE_LINES", 100_000)
 
 
 CODE = "\n".join(
@@ -107,7 +107,7 @@ def test_reaching_the_top_builds_a_frame_budget_of_older_messages(qtbot: Any, ma
     # Building one message costs 2.5 ms on this clock: the budget allows three, not a batch of 40.
     assert OLDER_BUDGET < 0.01
     clock = FakeClock(0.0025)
-    monkeypatch.setattr("desktop.ui.transcript_content.time.perf_counter", clock)
+    monkeypatch.setattr("desktop.ui.transcript.content.time.perf_counter", clock)
     built = transcript.load_older()
     monkeypatch.undo()
     assert 1 <= built <= 3 < BATCH_MESSAGES
@@ -201,9 +201,9 @@ def test_a_view_colours_a_big_block_over_frames(qtbot: Any, whole_code_blocks: N
 
 def test_one_frame_budget_is_shared_by_every_streamed_body(qapp: Any, monkeypatch: Any) -> None:
     import desktop.ui.frames as frames_mod
-    import desktop.ui.message_body as body_mod
+    import desktop.ui.transcript.body as body_mod
     from desktop.ui.frames import FrameScheduler
-    from desktop.ui.message_body import StreamedBody
+    from desktop.ui.transcript.body import StreamedBody
 
     clock = [1000.0]
     monkeypatch.setattr("desktop.ui.frames.time.perf_counter", lambda: clock[0])
@@ -262,7 +262,7 @@ def test_older_messages_go_into_pages_in_order(qtbot: Any, make_env: Any) -> Non
     from PySide6.QtCore import QPoint
 
     from desktop.ui.frames import settle
-    from desktop.ui.transcript_content import PAGE_MESSAGES
+    from desktop.ui.transcript.content import PAGE_MESSAGES
 
     state = notes_state("Pages", 200)
     conv = state.conversation

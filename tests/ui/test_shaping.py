@@ -1,4 +1,4 @@
-"""Text laid out without OpenType shaping only where nothing is lost (``desktop.ui.shaping``).
+"""Text laid out without OpenType shaping only where nothing is lost (``desktop.ui.markdown.shaping``).
 
 ``PreferNoShaping`` makes Latin layout ~30 % faster, but Qt then shapes nothing: Arabic letters lose
 their joined forms and a combining accent is drawn after its letter. The checks compare the glyphs
@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from PySide6.QtGui import QFont, QTextLayout
 
-from desktop.ui.markdown import MarkdownTheme
-from desktop.ui.markdown_view import MarkdownView
-from desktop.ui.shaping import layout_font, needs_shaping
-from desktop.ui.textflow import TextFlowView
+from desktop.ui.markdown.render import MarkdownTheme
+from desktop.ui.markdown.shaping import layout_font, needs_shaping
+from desktop.ui.markdown.textflow import TextFlowView
+from desktop.ui.markdown.view import MarkdownView
 
 ARABIC = "مرحبا بالعالم"
 WORD = ARABIC.split()[0]

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import QWidget
 from desktop import app
 from desktop.core.project import ProjectStore
 from desktop.testing import FakeProvider
-from desktop.ui.main_window import MainWindow
+from desktop.ui.window.main_window import MainWindow
 
 pytest_plugins = ["test_app_support"]  # fixtures: fake, make_context, open_window
 
@@ -64,7 +64,7 @@ def test_no_heavy_module_loads_before_the_first_node_accepts_input(tmp_path: Pat
     )
     assert result.returncode == 0, result.stderr[-3000:]
     before = _imported_before_ready(result.stderr)
-    assert "desktop.ui.chat_node" in before and "desktop.core.project" in before  # the parse sees imports
+    assert "desktop.ui.node.chat_node" in before and "desktop.core.project" in before  # the parse works
     assert _heavy(before) == []
     # It closed properly although it never loaded the rest: the project is saved and released.
     assert (project / "project.json").is_file()

@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 from test_chat_node_support import NodeEnv, make_env  # noqa: F401
 
 from desktop.core.chat.types import ChatMessage, Delta, Done
-from desktop.ui import message_body
-from desktop.ui.markdown import MarkdownTheme, block_starts, render_markdown, render_tokens
-from desktop.ui.md_stream import PARSE_LIMIT, BlockStream
-from desktop.ui.message_views import AssistantMessageView
+from desktop.ui.markdown.block_stream import PARSE_LIMIT, BlockStream
+from desktop.ui.markdown.render import MarkdownTheme, block_starts, render_markdown, render_tokens
+from desktop.ui.transcript import body as message_body
+from desktop.ui.transcript.views import AssistantMessageView
 
 
 def answer(blocks: int = 50, seed: int = 7) -> str:
@@ -348,7 +348,7 @@ def test_a_node_catches_up_with_a_burst_over_frames(qtbot: Any, make_env: Any, m
 
 
 def test_a_long_paragraph_keeps_its_text_view_when_it_closes(qtbot: Any) -> None:
-    from desktop.ui.textflow import TextFlowView
+    from desktop.ui.markdown.textflow import TextFlowView
 
     para = " ".join(f"word{i}" for i in range(2000))
     view, msg = make_view(qtbot)

@@ -11,8 +11,8 @@ from test_chat_node_support import NodeEnv, make_env, notes_state  # noqa: F401
 from desktop.core.chat.conversation import create_conversation
 from desktop.core.chat.types import ChatMessage, Delta, Done, Usage
 from desktop.core.project import new_node_state
-from desktop.ui.message_views import AssistantMessageView, MessageView
-from desktop.ui.transcript import EAGER_MESSAGES
+from desktop.ui.transcript.transcript import EAGER_MESSAGES
+from desktop.ui.transcript.views import AssistantMessageView, MessageView
 
 
 def big_state(n: int) -> Any:
@@ -83,7 +83,7 @@ def test_node_subscribes_to_its_own_events_and_unsubscribes_on_shutdown(qtbot: A
 
 
 def test_hidden_node_builds_no_message_widgets_until_shown(qtbot: Any, make_env: Any) -> None:
-    from desktop.ui.chat_node import ChatNodeWidget
+    from desktop.ui.node.chat_node import ChatNodeWidget
 
     env: NodeEnv = make_env()
     hidden = ChatNodeWidget(big_state(200), env.services)

@@ -1,4 +1,4 @@
-"""Only the messages near the viewport are built (``desktop.ui.transcript_window``): far ones hold no
+"""Only the messages near the viewport are built (``desktop.ui.transcript.message_window``): far ones hold no
 laid-out document, come back as they come near, and the content under the eye never jumps."""
 # ruff: noqa: F811 - pytest fixtures imported from test_chat_node_support are parameters here
 
@@ -15,11 +15,11 @@ from benchmarks.interactive import placeholder_in_view
 from desktop.core.chat.conversation import create_conversation
 from desktop.core.chat.types import ChatMessage, Usage
 from desktop.core.project import new_node_state
-from desktop.ui import transcript_window
-from desktop.ui.markdown_view import MarkdownView
-from desktop.ui.message_views import AssistantMessageView, MessageView, UserMessageView
-from desktop.ui.transcript import Transcript
-from desktop.ui.transcript_window import RELEASE_SCREENS, CostModel
+from desktop.ui.markdown.view import MarkdownView
+from desktop.ui.transcript import message_window
+from desktop.ui.transcript.message_window import RELEASE_SCREENS, CostModel
+from desktop.ui.transcript.transcript import Transcript
+from desktop.ui.transcript.views import AssistantMessageView, MessageView, UserMessageView
 
 ANSWER = (
     "## Answer {i}\n\nSome *text* with `code` and a list:\n\n- one\n- two\n- three\n\n"
@@ -186,7 +186,7 @@ def test_a_scroll_step_is_painted_with_its_messages_built_never_with_an_empty_pl
     qtbot: Any, make_env: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A machine too slow to build anything ahead: each step's messages are built for that step.
-    monkeypatch.setattr(transcript_window, "WINDOW_BUDGET", 0.0)
+    monkeypatch.setattr(message_window, "WINDOW_BUDGET", 0.0)
     env: NodeEnv = make_env(markdown_state(60))
     transcript = env.node.transcript
     bar = transcript.verticalScrollBar()
@@ -213,7 +213,7 @@ def _big_answer(i: int) -> str:
 def _big_answers_node(qtbot: Any, make_env: Any, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Transcript]:
     """A shown node of 30 questions and 30 long answers, on a machine too slow to build ahead (no
     budget: every pass fills one segment of the view being made, then hands back the loop)."""
-    monkeypatch.setattr(transcript_window, "WINDOW_BUDGET", 0.0)
+    monkeypatch.setattr(message_window, "WINDOW_BUDGET", 0.0)
     state = markdown_state(30)
     for msg in state.conversation.messages:
         if msg.role == "assistant":
@@ -282,7 +282,7 @@ def test_a_pass_starts_a_step_of_an_older_answer_only_when_its_predicted_cost_fi
     # Slices and placings predicted to cost a second each: none fits a pass's budget, so each pass
     # makes one step of an answer's view (the first step of a pass whatever it costs), never two.
     _state, transcript = _big_answers_node(qtbot, make_env, monkeypatch)
-    monkeypatch.setattr(transcript_window, "WINDOW_BUDGET", 0.05)
+    monkeypatch.setattr(message_window, "WINDOW_BUDGET", 0.05)
     window = transcript._window
     monkeypatch.setattr(window.costs, "step", lambda kind: 1.0)
     bar = transcript.verticalScrollBar()

@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.usage import UsageRecord, append_record, ledger_path
-from desktop.ui.usage_chart import OTHER_LABEL, UsageChart, axis_labels, axis_ticks
-from desktop.ui.usage_dialog import UsageDialog, format_usd
+from desktop.ui.money.usage_chart import OTHER_LABEL, UsageChart, axis_labels, axis_ticks
+from desktop.ui.money.usage_dialog import UsageDialog, format_usd
 
 NOW = _dt.datetime(2026, 3, 18, 15, 0)  # a Wednesday
 

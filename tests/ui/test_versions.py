@@ -18,9 +18,9 @@ from desktop.core.chat.types import ToolCall
 from desktop.core.chat.versions import FORKED_FROM_KEY, versions_at
 from desktop.core.project import new_node_state
 from desktop.testing import FakeProvider, Turn
-from desktop.ui.chat_node import ChatNodeWidget
-from desktop.ui.message_actions import BUSY_TOOLTIP
-from desktop.ui.message_views import MessageView
+from desktop.ui.node.chat_node import ChatNodeWidget
+from desktop.ui.transcript.actions import BUSY_TOOLTIP
+from desktop.ui.transcript.views import MessageView
 
 pytest_plugins = ["test_app_support"]  # fixtures: fake, open_window
 

@@ -35,7 +35,7 @@ class NodeHeader(QFrame):
 
     Children (object names): ``nodeTitle``, ``tokenChip``, ``costChip``, ``providerPicker``,
     ``modelPicker`` (editable: any model id can be typed), ``toolsButton`` (the node's Tools menu:
-    ``desktop.ui.node_tools`` fills it), ``toolsStatus`` (a line shown while a send waits for MCP
+    ``desktop.ui.node.tools`` fills it), ``toolsStatus`` (a line shown while a send waits for MCP
     servers), ``contextMeter`` (a thin bar: the last exchange's tokens against the model's context
     window; hidden when the window is unknown; its ``warning`` property turns true at 80 %).
 

@@ -48,14 +48,14 @@ from desktop.core.chat.versions import CostSplit, all_responses, cost_split, cos
 from desktop.core.project import NodeState, TrimInfo, apply_trim
 from desktop.core.settings import Settings
 from desktop.core.usage import context_use
-from desktop.ui.budget_card import BudgetCard
-from desktop.ui.chat_input import ChatInput
-from desktop.ui.node_header import NodeHeader
-from desktop.ui.node_loading import NodeLoading
-from desktop.ui.node_models import NodeModelChoice, spawn
-from desktop.ui.node_style import node_colors, node_stylesheet
-from desktop.ui.node_tools import attach_node_tools
-from desktop.ui.node_versions import NodeVersions
+from desktop.ui.money.budget_card import BudgetCard
+from desktop.ui.node.header import NodeHeader
+from desktop.ui.node.input import ChatInput
+from desktop.ui.node.loading import NodeLoading
+from desktop.ui.node.models import NodeModelChoice, spawn
+from desktop.ui.node.style import node_colors, node_stylesheet
+from desktop.ui.node.tools import attach_node_tools
+from desktop.ui.node.versions import NodeVersions
 from desktop.ui.services import AppServices
 
 if TYPE_CHECKING:  # the runtime (asyncio), the cards and the transcript (Markdown) load after the first paint
@@ -63,8 +63,8 @@ if TYPE_CHECKING:  # the runtime (asyncio), the cards and the transcript (Markdo
 
     from desktop.core.chat.loop import ApprovalDecision
     from desktop.core.chat.runtime import ChatSendRequest, ChatSendResult
-    from desktop.ui.cards import CardDecision
-    from desktop.ui.transcript import Transcript
+    from desktop.ui.transcript.cards import CardDecision
+    from desktop.ui.transcript.transcript import Transcript
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +119,7 @@ class ChatNodeWidget(QWidget):
         self._revision = 0  # bumped whenever the node's messages change (see _touch)
         self._cost_key: object = None
         self._cost_value: CostSplit | None = None
-        # Edit, regenerate, versions and fork (desktop.ui.node_versions, desktop.core.chat.versions).
+        # Edit, regenerate, versions and fork (desktop.ui.node.versions, desktop.core.chat.versions).
         self.versions = NodeVersions(self, send=self._start_send, replaced=self._on_replaced,
                                      approve=self._approve)
         self.versions.fork_requested.connect(self.fork_requested)

@@ -1,9 +1,9 @@
 """The main window: the node area, menus, a slim toolbar, banners, the session cost and the shutdown.
 
-The window is the frame around three parts: the :class:`~desktop.ui.node_area.NodeArea` (the MDI
-area of chat nodes and their layouts), the :class:`~desktop.ui.project_controller.ProjectController`
+The window is the frame around three parts: the :class:`~desktop.ui.window.node_area.NodeArea` (the MDI
+area of chat nodes and their layouts), the :class:`~desktop.ui.window.project_controller.ProjectController`
 (open/new project, autosave, save, export) and, once ``desktop.app`` installs it, the
-:class:`~desktop.ui.error_reporter.ErrorReporter`. It handles the first run (welcome banner, local
+:class:`~desktop.ui.window.error_reporter.ErrorReporter`. It handles the first run (welcome banner, local
 servers, the offline demo) and shuts everything down when it closes.
 """
 
@@ -21,18 +21,18 @@ from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShowEvent
 from PySide6.QtWidgets import QMainWindow, QMdiArea, QMdiSubWindow, QVBoxLayout, QWidget
 
 from desktop.ui.banner import Banner, BannerArea, BannerKind, KeepNodesFilled
-from desktop.ui.error_reporter import ErrorReporter
-from desktop.ui.money_dialogs import MoneyDialogs
-from desktop.ui.node_area import NodeArea
-from desktop.ui.project_controller import AUTOSAVE_DELAY_MS, ProjectController
-from desktop.ui.session_chip import show_session, sum_costs
-from desktop.ui.window_chrome import (
+from desktop.ui.money.dialogs import MoneyDialogs
+from desktop.ui.money.session_chip import show_session, sum_costs
+from desktop.ui.window.chrome import (
     build_status_bar,
     build_toolbar,
     fill_menu_bar,
     make_action,
     show_about_box,
 )
+from desktop.ui.window.error_reporter import ErrorReporter
+from desktop.ui.window.node_area import NodeArea
+from desktop.ui.window.project_controller import AUTOSAVE_DELAY_MS, ProjectController
 
 if TYPE_CHECKING:
     import asyncio
@@ -42,8 +42,8 @@ if TYPE_CHECKING:
     from desktop.core.chat.cost import ConversationCost
     from desktop.core.project import NodeState, Project, ProjectStore
     from desktop.core.usage import BudgetCheck
-    from desktop.ui.chat_node import ChatNodeWidget
     from desktop.ui.context import AppContext
+    from desktop.ui.node.chat_node import ChatNodeWidget
     from desktop.ui.settings_dialog import SettingsDialog
 
 log = logging.getLogger(__name__)

@@ -4,7 +4,7 @@
 three places only: :meth:`NodeTools.before_send` (a send waits up to 10 s for the node's MCP servers
 still starting, so the first request carries their tools), :meth:`NodeTools.auto_approve` (a call of a
 server the user always allows in this node needs no card) and nothing else. The permission and tool
-cards find it by walking up their parents (``desktop.ui.cards``) for :meth:`tool_details`,
+cards find it by walking up their parents (``desktop.ui.transcript.cards``) for :meth:`tool_details`,
 :meth:`allow_server` and :meth:`result_for`.
 
 What a node switched off is saved in the project as the node data key ``"tools_off"`` (a list of
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from desktop.core.mcp import McpToolInfo, McpToolResult
     from desktop.core.project import NodeState
     from desktop.ui.mcp_hub import McpHub
-    from desktop.ui.node_header import NodeHeader
+    from desktop.ui.node.header import NodeHeader
     from desktop.ui.services import AppServices
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QMdiArea, QMdiSubWindow, QWidget
 if TYPE_CHECKING:
     # Only for type hints: the window's shell is built before the core and the chat node are imported.
     from desktop.core.project import NodeState
-    from desktop.ui.chat_node import ChatNodeWidget
+    from desktop.ui.node.chat_node import ChatNodeWidget
     from desktop.ui.services import AppServices
 
 log = logging.getLogger(__name__)
@@ -161,7 +161,7 @@ class NodeArea(QObject):
         """
         from PySide6.QtCore import Qt
 
-        from desktop.ui.chat_node import ChatNodeWidget
+        from desktop.ui.node.chat_node import ChatNodeWidget
 
         if self.services is None:
             raise RuntimeError("no project is open")

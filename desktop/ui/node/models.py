@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 
 from desktop.core.settings import Settings, choose_model
-from desktop.ui.node_header import NodeHeader
+from desktop.ui.node.header import NodeHeader
 from desktop.ui.services import AppServices
 
 if TYPE_CHECKING:

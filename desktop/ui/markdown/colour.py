@@ -19,7 +19,7 @@ from functools import lru_cache
 
 from PySide6.QtGui import QColor, QFont, QTextBlock, QTextCharFormat, QTextDocument, QTextLayout, QTextTable
 
-from desktop.ui.md_code import PLAIN, Look, styled_tokens
+from desktop.ui.markdown.code import PLAIN, Look, styled_tokens
 
 log = logging.getLogger(__name__)
 

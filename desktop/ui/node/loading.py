@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from desktop.ui.node_style import NodeColors, markdown_theme, node_colors
-from desktop.ui.node_tools import hub_of
+from desktop.ui.node.style import NodeColors, markdown_theme, node_colors
+from desktop.ui.node.tools import hub_of
 
 if TYPE_CHECKING:
-    from desktop.ui.chat_node import ChatNodeWidget
-    from desktop.ui.transcript import Transcript
+    from desktop.ui.node.chat_node import ChatNodeWidget
+    from desktop.ui.transcript.transcript import Transcript
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +101,7 @@ class NodeLoading:
         return transcript
 
     def _build(self) -> Transcript:
-        from desktop.ui.transcript import Transcript
+        from desktop.ui.transcript.transcript import Transcript
 
         node = self._node
         transcript = Transcript(node)

@@ -14,11 +14,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMainWindow
 
 if TYPE_CHECKING:
-    from desktop.ui.budget_dialog import ProjectBudgetDialog
     from desktop.ui.context import AppContext
-    from desktop.ui.project_controller import ProjectController
+    from desktop.ui.money.budget_dialog import ProjectBudgetDialog
+    from desktop.ui.money.usage_dialog import UsageDialog
     from desktop.ui.settings_dialog import SettingsDialog
-    from desktop.ui.usage_dialog import UsageDialog
+    from desktop.ui.window.project_controller import ProjectController
 
 __all__ = ["MoneyDialogs"]
 
@@ -46,7 +46,7 @@ class MoneyDialogs:
     def open_usage(self) -> UsageDialog:
         """Open the usage dashboard on the ledger (or raise the open one); returns it."""
         from desktop.core.usage import ledger_path
-        from desktop.ui.usage_dialog import UsageDialog
+        from desktop.ui.money.usage_dialog import UsageDialog
 
         existing = self.usage_dialog
         if existing is not None and existing.isVisible():
@@ -62,7 +62,7 @@ class MoneyDialogs:
 
     def open_project_budget(self) -> ProjectBudgetDialog | None:
         """Edit the open project's monthly budget; returns the dialog (None without a project)."""
-        from desktop.ui.budget_dialog import ProjectBudgetDialog
+        from desktop.ui.money.budget_dialog import ProjectBudgetDialog
 
         folder = self._projects.folder
         if folder is None:

@@ -1,4 +1,4 @@
-"""The markdown-it parser of model output, as ``desktop.ui.markdown`` renders it (no Qt needed).
+"""The markdown-it parser of model output, as ``desktop.ui.markdown.render`` renders it (no Qt needed).
 
 CommonMark with GFM tables, strikethrough and task lists (``mdit-py-plugins`` for the task lists,
 TeX and footnotes), raw HTML off, a soft line break kept as a line break. Changes to the plugins'

@@ -24,16 +24,15 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QSizePolicy, QVBoxLayout, QWidget
 
 from desktop.ui.frames import tick_deadline
-from desktop.ui.markdown import (
+from desktop.ui.markdown.block_stream import BlockStream
+from desktop.ui.markdown.render import (
     MarkdownBlock,
     MarkdownTheme,
     block_starts,
     render_markdown_blocks,
     render_tokens,
 )
-from desktop.ui.markdown_view import MarkdownView
-from desktop.ui.md_stream import BlockStream
-from desktop.ui.segments import (
+from desktop.ui.markdown.segments import (
     BLOCK_GAP,
     GROUP_CHARS,
     PLAIN_SEGMENT_CHARS,
@@ -41,7 +40,8 @@ from desktop.ui.segments import (
     SegmentBuilder,
     body_segments,
 )
-from desktop.ui.textflow import TextFlowView
+from desktop.ui.markdown.textflow import TextFlowView
+from desktop.ui.markdown.view import MarkdownView
 
 log = logging.getLogger(__name__)
 

@@ -36,7 +36,7 @@ from PySide6.QtWidgets import QApplication, QScrollArea, QWidget
 
 from desktop.core.chat.types import ChatMessage
 from desktop.ui.frames import settle
-from desktop.ui.message_views import AssistantMessageView, MessageView, RenderedBody
+from desktop.ui.transcript.views import AssistantMessageView, MessageView, RenderedBody
 
 log = logging.getLogger(__name__)
 

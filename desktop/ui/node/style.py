@@ -15,7 +15,7 @@ from PySide6.QtGui import QColor, QPalette
 
 if TYPE_CHECKING:
     # The Markdown renderer loads with the transcript, after the window's first paint.
-    from desktop.ui.markdown import MarkdownTheme
+    from desktop.ui.markdown.render import MarkdownTheme
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +107,7 @@ def node_colors(palette: QPalette) -> NodeColors:
 
 def markdown_theme(colors: NodeColors) -> MarkdownTheme:
     """The Markdown theme matching ``colors``."""
-    from desktop.ui.markdown import MarkdownTheme
+    from desktop.ui.markdown.render import MarkdownTheme
 
     return MarkdownTheme(
         text=colors.text,

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.chat.types import ToolCall
-from desktop.ui.mcp_cards import McpDetails, find_tool_support, mcp_result_extras
+from desktop.ui.transcript.mcp_details import McpDetails, find_tool_support, mcp_result_extras
 
 __all__ = [
     "CardDecision",

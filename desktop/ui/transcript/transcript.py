@@ -2,9 +2,9 @@
 
 Design (budgets: ``docs/DESIGN.md`` §7):
 
-* One widget per message (``desktop.ui.message_views``), inside a ``QScrollArea`` (``transcript``).
+* One widget per message (``desktop.ui.transcript.views``), inside a ``QScrollArea`` (``transcript``).
   The widgets are built when the transcript is first shown: the newest ``EAGER_MESSAGES``, plus
-  older ones while they do not fill the view. Once the user scrolls, ``desktop.ui.transcript_window``
+  older ones while they do not fill the view. Once the user scrolls, ``desktop.ui.transcript.message_window``
   builds older messages ahead of need and keeps only the messages near the viewport laid out (the
   others are placeholders of their height), a time budget per scroll step, the content under the
   eye anchored. "load earlier messages" builds a batch at once (``load_older``).
@@ -12,7 +12,7 @@ Design (budgets: ``docs/DESIGN.md`` §7):
   frame: ``note_event`` records what changed (dirty message ids, live messages, tool call ids) and asks the
   shared ``FrameScheduler`` (``desktop.ui.frames``) for a tick (all transcripts, one budget, paced).
 * A message being streamed ("live") is rendered block by block: each complete Markdown block once,
-  only the open tail again, and at its end only the tail (``desktop.ui.message_body``). A burst
+  only the open tail again, and at its end only the tail (``desktop.ui.transcript.body``). A burst
   of blocks is rendered a budget per frame; the transcript asks for frames (``soon``) until it
   caught up (``is_rendering``). Nothing ever re-renders the whole transcript for a delta.
 * Tool calls render as ``ToolCard`` s under the assistant message that made them, upserted by
@@ -47,11 +47,13 @@ from desktop.core.chat.types import (
     ToolCallRequested,
     UsageReport,
 )
-from desktop.ui.cards import CardMark, ErrorRow, ToolCard
 from desktop.ui.frames import frame_scheduler, note_activity, settle
-from desktop.ui.markdown import MarkdownTheme
-from desktop.ui.markdown_view import MarkdownView, open_link
-from desktop.ui.message_views import (
+from desktop.ui.markdown.render import MarkdownTheme
+from desktop.ui.markdown.view import MarkdownView, open_link
+from desktop.ui.transcript.cards import CardMark, ErrorRow, ToolCard
+from desktop.ui.transcript.content import OLDER_BUDGET, OlderPages, OpaqueContent, build_older, keep_gutter
+from desktop.ui.transcript.message_window import MessageWindow, WindowHooks, may_release
+from desktop.ui.transcript.views import (
     BLOCK_GAP,
     LIVE_MARKDOWN_INTERVAL,
     LIVE_MARKDOWN_LIMIT,
@@ -67,12 +69,10 @@ from desktop.ui.message_views import (
     body_segments,
     render_body,
 )
-from desktop.ui.transcript_content import OLDER_BUDGET, OlderPages, OpaqueContent, build_older, keep_gutter
-from desktop.ui.transcript_window import MessageWindow, WindowHooks, may_release
 
 __all__ = [
     "Transcript", "format_tokens", "EAGER_MESSAGES", "BATCH_MESSAGES", "EMPTY_STATE_TEXT",
-    # re-exported from desktop.ui.markdown_view and desktop.ui.message_views
+    # re-exported from desktop.ui.markdown.view and desktop.ui.transcript.views
     "MarkdownView", "open_link", "MessageBody", "MessageView", "UserMessageView", "AssistantMessageView",
     "NoteMessageView", "ToolMessageView", "Segment", "body_segments", "BLOCK_GAP", "LIVE_MARKDOWN_INTERVAL",
     "LIVE_MARKDOWN_LIMIT", "PLAIN_SEGMENT_CHARS",
@@ -94,11 +94,12 @@ class Transcript(QScrollArea):
 
     Signals:
         decision(str, str): ``(call_id, decision)`` from a permission card, a ``CardDecision``
-            (``desktop.ui.cards``: ``approve``, ``deny`` or ``always``); the owner answers ``mark_decided``.
+            (``desktop.ui.transcript.cards``: ``approve``, ``deny`` or ``always``); the owner answers
+            ``mark_decided``.
         retry_requested(): the error row's Retry button was clicked.
         rendered(): a flush changed what is shown.
         message_action(str, str, str): ``(action, message_id, argument)`` from a message's action
-            row (``desktop.ui.message_actions``); the node applies it.
+            row (``desktop.ui.transcript.actions``); the node applies it.
         view_created(object): a message view was built (the node sets up its action row).
 
     Attributes:

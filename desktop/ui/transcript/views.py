@@ -5,7 +5,7 @@ nothing of the transcript that holds them: what they need (the Markdown theme, t
 formatter) is handed in, and what the transcript must learn (a tool card was created, a permission
 was decided) is emitted as a signal.
 
-An assistant message's body is a ``MessageBody`` (``desktop.ui.message_body``): while it streams,
+An assistant message's body is a ``MessageBody`` (``desktop.ui.transcript.body``): while it streams,
 a ``StreamedBody`` renders each complete top-level block once and re-renders only the open tail;
 when it ends, only the tail is rendered. A message shown complete is rendered once, whole.
 
@@ -31,11 +31,10 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.chat.types import ChatMessage, ToolCall
-from desktop.ui.cards import ThinkingBlock, ToolCard
-from desktop.ui.markdown import MarkdownTheme, render_markdown_blocks
-from desktop.ui.markdown_view import copy_to_clipboard
-from desktop.ui.message_actions import InlineEditor, MessageActions
-from desktop.ui.message_body import (
+from desktop.ui.markdown.render import MarkdownTheme, render_markdown_blocks
+from desktop.ui.markdown.view import copy_to_clipboard
+from desktop.ui.transcript.actions import InlineEditor, MessageActions
+from desktop.ui.transcript.body import (
     BLOCK_GAP,
     LIVE_MARKDOWN_INTERVAL,
     LIVE_MARKDOWN_LIMIT,
@@ -45,6 +44,7 @@ from desktop.ui.message_body import (
     StreamedBody,
     body_segments,
 )
+from desktop.ui.transcript.cards import ThinkingBlock, ToolCard
 
 __all__ = [
     "RenderedBody",
@@ -54,7 +54,7 @@ __all__ = [
     "NoteMessageView",
     "AssistantMessageView",
     "ToolMessageView",
-    # re-exported from desktop.ui.message_body
+    # re-exported from desktop.ui.transcript.body
     "MessageBody",
     "Segment",
     "body_segments",
@@ -94,7 +94,7 @@ class MessageView(QFrame):
 
     Signals:
         action_requested(str, str, str): ``(action, message_id, argument)`` forwarded from the
-            view's action row (``desktop.ui.message_actions``).
+            view's action row (``desktop.ui.transcript.actions``).
 
     Attributes:
         message_id: the id of the message shown.
@@ -267,7 +267,7 @@ class AssistantMessageView(MessageView):
             call. Emitted before the card is laid out, so a receiver connected directly can still
             mark it decided (``ToolCard.mark_decided``).
         card_decided(str, str): ``(call_id, decision)`` forwarded from a card's permission buttons;
-            the decision is a ``desktop.ui.cards.CardDecision``.
+            the decision is a ``desktop.ui.transcript.cards.CardDecision``.
 
     Attributes:
         theme: the Markdown theme the body is rendered with (change it with ``set_theme``).

@@ -1,12 +1,12 @@
 """What the transcript's cards add for MCP tool calls: the server/tool details and the result's extras.
 
-The permission card (``desktop.ui.cards.PermissionCard``) of an MCP call names the server, the tool,
-its description and its annotations (read-only / destructive / open-world: the server's claims) above
-the full arguments, and offers "Always allow this server in this node" (``alwaysAllowServerButton``).
-The tool card of a finished MCP call shows the result's images and, when the model got a cut text,
-a button that shows the whole result.
+The permission card (``desktop.ui.transcript.cards.PermissionCard``) of an MCP call names the server,
+the tool, its description and its annotations (read-only / destructive / open-world: the server's
+claims) above the full arguments, and offers "Always allow this server in this node"
+(``alwaysAllowServerButton``). The tool card of a finished MCP call shows the result's images and,
+when the model got a cut text, a button that shows the whole result.
 
-The cards find their node's ``NodeTools`` (``desktop.ui.node_tools``) by walking up their parents;
+The cards find their node's ``NodeTools`` (``desktop.ui.node.tools``) by walking up their parents;
 a card outside a node (or a built-in tool's call) shows nothing extra. Everything shown here comes
 from a server: plain text only, never rich text.
 """
@@ -43,7 +43,7 @@ _MAX_IMAGE_BYTES = 8 * 1024 * 1024
 
 
 class CardToolSupport(Protocol):
-    """What a card asks of its node about MCP tools (``desktop.ui.node_tools.NodeTools``)."""
+    """What a card asks of its node about MCP tools (``desktop.ui.node.tools.NodeTools``)."""
 
     def tool_details(self, name: str) -> McpToolInfo | None:
         """The card's data for an MCP tool, None for any other tool."""

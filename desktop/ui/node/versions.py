@@ -30,8 +30,8 @@ from desktop.core.project import NodeState, new_node_state
 
 if TYPE_CHECKING:
     from desktop.core.chat.loop import ApprovalDecision
-    from desktop.ui.message_views import MessageView
-    from desktop.ui.transcript import Transcript
+    from desktop.ui.transcript.transcript import Transcript
+    from desktop.ui.transcript.views import MessageView
 
 
 class VersionsHost(Protocol):
@@ -138,7 +138,7 @@ class NodeVersions(QObject):
     # -- the actions
 
     def apply(self, action: str, message_id: str, argument: str) -> None:
-        """Apply a row's request (``Transcript.message_action``); see ``desktop.ui.message_actions``."""
+        """Apply a row's request (``Transcript.message_action``); see ``desktop.ui.transcript.actions``."""
         if action == "fork":
             self.fork(message_id)
             return

@@ -1,6 +1,6 @@
 """Safe Markdown to Qt rich text for model output, on markdown-it-py (no Qt needed).
 
-Model output is untrusted text. It is parsed by markdown-it-py (``desktop.ui.md_parser``:
+Model output is untrusted text. It is parsed by markdown-it-py (``desktop.ui.markdown.parser``:
 CommonMark with GFM tables, strikethrough and task lists; raw HTML off, so any ``<tag>`` in the
 input is shown as text) and the tokens are turned into the HTML subset Qt's rich-text engine
 understands. Nothing emitted can load a resource: there is never an ``<img>`` (an image becomes a
@@ -9,14 +9,14 @@ view decides what a click does.
 
 Chat-specific choices: a soft line break is shown as a line break (models use single newlines
 deliberately), bare ``http(s)://`` URLs become links, a fenced code block is highlighted by
-Pygments (``desktop.ui.md_code``), TeX (``$…$``, ``$$…$$``, ``\\(…\\)``, ``\\[…\\]``) is shown as
+Pygments (``desktop.ui.markdown.code``), TeX (``$…$``, ``$$…$$``, ``\\(…\\)``, ``\\[…\\]``) is shown as
 code (display maths may start right under a line of text), footnote references, definitions and
 inline notes (``^[…]``) are shown where they are written, and nesting deeper than ``MAX_NESTING``
 levels as literal text instead of being dropped.
 
 ``render_markdown_blocks`` splits the result into top-level blocks; ``block_starts`` gives the
 block structure of a source without rendering it (the streaming pipeline in
-``desktop.ui.md_stream`` uses both).
+``desktop.ui.markdown.block_stream`` uses both).
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from markdown_it.rules_block import StateBlock
 from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 
-from desktop.ui.md_code import code_pieces, highlight_code
-from desktop.ui.md_parser import MAX_NESTING, PARSER
+from desktop.ui.markdown.code import code_pieces, highlight_code
+from desktop.ui.markdown.parser import MAX_NESTING, PARSER
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """Body segments: what one assistant message body shows, grouped from its rendered blocks.
 
-A body is a stack of *segments* (``desktop.ui.message_body`` shows them): rich text (consecutive
+A body is a stack of *segments* (``desktop.ui.transcript.body`` shows them): rich text (consecutive
 blocks, code blocks included, grouped up to ``GROUP_CHARS`` of HTML), a long paragraph without
 markup as plain text, and each piece of a long code block on its own.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from desktop.ui.markdown import MarkdownBlock
+from desktop.ui.markdown.render import MarkdownBlock
 
 __all__ = ["Segment", "SegmentBuilder", "body_segments", "PLAIN_SEGMENT_CHARS", "GROUP_CHARS", "BLOCK_GAP"]
 

@@ -18,13 +18,13 @@ from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QFileDialog, QMainWindow
 
 from desktop.ui.banner import Banner, BannerArea, BannerKind
-from desktop.ui.node_area import NodeArea, new_node_state
+from desktop.ui.window.node_area import NodeArea, new_node_state
 
 if TYPE_CHECKING:
     from desktop.core.chat.types import ChatMessage
     from desktop.core.project import Project, ProjectStore
-    from desktop.ui.chat_node import ChatNodeWidget
     from desktop.ui.context import AppContext
+    from desktop.ui.node.chat_node import ChatNodeWidget
 
 log = logging.getLogger(__name__)
 
@@ -194,7 +194,7 @@ class ProjectController(QObject):
         """MCP for the opened project (trust banner, start), unless another project replaced it since."""
         if self.store is not store:
             return
-        from desktop.ui.mcp_window import project_opened as mcp_project_opened
+        from desktop.ui.mcp.servers import project_opened as mcp_project_opened
 
         mcp_project_opened(self._window, self._banners, self._context(), folder)
 

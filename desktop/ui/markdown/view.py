@@ -2,7 +2,7 @@
 
 The view fits its height to its content, never scrolls itself (the transcript scrolls) and loads
 no resources: no images, no style sheets, no remote or local files. Clicked links open in the
-system browser only when ``desktop.ui.markdown.safe_link`` accepts them.
+system browser only when ``desktop.ui.markdown.render.safe_link`` accepts them.
 
 Each code block shown gets a **Copy** button (``copyCodeButton``, a real ``QToolButton`` on the
 view's viewport, at the right of the block's label line) that copies the block's raw code.
@@ -29,10 +29,10 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QToolButton, QWidget
 
 from desktop.ui.frames import frame_scheduler, tick_deadline
-from desktop.ui.markdown import MarkdownTheme, document_css, render_markdown_blocks, safe_link
-from desktop.ui.md_colour import COLOUR_SLICE, CodeColourer
-from desktop.ui.md_copy import selection_text
-from desktop.ui.shaping import layout_font, needs_shaping
+from desktop.ui.markdown.colour import COLOUR_SLICE, CodeColourer
+from desktop.ui.markdown.render import MarkdownTheme, document_css, render_markdown_blocks, safe_link
+from desktop.ui.markdown.selection import selection_text
+from desktop.ui.markdown.shaping import layout_font, needs_shaping
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ class MarkdownView(QTextBrowser):
     Attributes:
         copy_message: called by the context menu's "Copy message (Markdown)" entry; the entry is
             only shown when it is set.
-        colourer: colours the code blocks shown (``desktop.ui.md_colour``), a slice per frame.
+        colourer: colours the code blocks shown (``desktop.ui.markdown.colour``), a slice per frame.
         resize_relayouts_skipped: first resizes that needed no new layout (already at the width).
     """
 
@@ -157,7 +157,7 @@ class MarkdownView(QTextBrowser):
         """Show rendered Markdown ``html`` (nothing is done when the same is already shown).
 
         Args:
-            html: Qt rich text from ``desktop.ui.markdown``.
+            html: Qt rich text from ``desktop.ui.markdown.render``.
             theme: the theme it was rendered with (sets the document's style sheet).
             tables: ``MarkdownBlock.tables`` of what ``html`` holds: each code block gets a Copy
                 button copying its raw code.
@@ -173,7 +173,7 @@ class MarkdownView(QTextBrowser):
             self.document().setDefaultStyleSheet(css)
             self._css = css
         self._html = html
-        # Latin-only text is laid out without shaping, ~30 % faster (``desktop.ui.shaping``).
+        # Latin-only text is laid out without shaping, ~30 % faster (``desktop.ui.markdown.shaping``).
         font = layout_font(self.font(), shaped=needs_shaping(html))
         if font != self.document().defaultFont():
             self.document().clear()  # not laid out again in the new font just before being replaced
@@ -288,7 +288,7 @@ class MarkdownView(QTextBrowser):
 
     def createMimeDataFromSelection(self) -> QMimeData:  # noqa: N802 - Qt override
         """What Copy puts on the clipboard: Qt's rich text, and plain text with the list markers and
-        table tabs the reader sees (``desktop.ui.md_copy``)."""
+        table tabs the reader sees (``desktop.ui.markdown.selection``)."""
         data = super().createMimeDataFromSelection()
         cursor = self.textCursor()
         if cursor.hasSelection():
