@@ -24,7 +24,7 @@ _.completion_visible  # chat_input
 _.ticks  # frames
 _.is_pending  # frames
 _.pending_count  # frames
-_.set_key  # settings_dialog
+_.set_key  # settings.dialog
 _.line_count  # textflow
 _.set_markdown  # transcript
 _.views  # transcript

@@ -14,7 +14,8 @@ from test_app_support import files_containing
 from desktop.core.secrets import SecretStore
 from desktop.testing import FakeProvider
 from desktop.ui.banner import Banner
-from desktop.ui.settings_dialog import SettingsDialog, mask_key
+from desktop.ui.settings.common import mask_key
+from desktop.ui.settings.dialog import SettingsDialog
 
 W = TypeVar("W", bound=QWidget)
 

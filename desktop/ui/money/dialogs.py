@@ -2,12 +2,15 @@
 
 Both are non-modal (streams keep running); one usage dashboard at a time. A held send's "Open
 budget settings" lands here too: the app-wide budget is in Settings → General, a project's own in
-its budget dialog.
+its budget dialog. What the dialogs need from the window (the open project's folder and budget, a
+way to show the app-wide budget) is handed in: this room knows neither the project controller nor
+the settings dialog.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
@@ -17,8 +20,6 @@ if TYPE_CHECKING:
     from desktop.ui.context import AppContext
     from desktop.ui.money.budget_dialog import ProjectBudgetDialog
     from desktop.ui.money.usage_dialog import UsageDialog
-    from desktop.ui.settings_dialog import SettingsDialog
-    from desktop.ui.window.project_controller import ProjectController
 
 __all__ = ["MoneyDialogs"]
 
@@ -29,24 +30,37 @@ class MoneyDialogs:
     Args:
         window: The main window (the dialogs' parent).
         context: Returns the window's application context.
-        projects: The window's project controller (the project's budget lives in its file).
+        project_folder: Returns the open project's folder (None: no project).
+        project_budget: Returns the open project's monthly budget (None: none).
+        set_project_budget: Sets the open project's monthly budget (None removes it).
         budgets_changed: Called after a budget changed (the status bar recounts).
-        open_settings: Opens (or raises) the settings dialog and returns it.
+        show_app_budget: Shows where the app-wide budget is set (Settings → General).
     """
 
-    def __init__(self, window: QMainWindow, context: Callable[[], AppContext], projects: ProjectController,
-                 budgets_changed: Callable[[], None], open_settings: Callable[[], SettingsDialog]) -> None:
+    def __init__(
+        self,
+        window: QMainWindow,
+        context: Callable[[], AppContext],
+        *,
+        project_folder: Callable[[], Path | None],
+        project_budget: Callable[[], float | None],
+        set_project_budget: Callable[[float | None], None],
+        budgets_changed: Callable[[], None],
+        show_app_budget: Callable[[], None],
+    ) -> None:
         self._window = window
         self._context = context
-        self._projects = projects
+        self._project_folder = project_folder
+        self._project_budget = project_budget
+        self._set_project_budget = set_project_budget
         self._budgets_changed = budgets_changed
-        self._open_settings = open_settings
+        self._show_app_budget = show_app_budget
         self.usage_dialog: UsageDialog | None = None
 
     def open_usage(self) -> UsageDialog:
         """Open the usage dashboard on the ledger (or raise the open one); returns it."""
-        from desktop.core.usage import ledger_path
-        from desktop.ui.money.usage_dialog import UsageDialog
+        from desktop.core.usage import ledger_path  # not at import time: the window is built before it
+        from desktop.ui.money.usage_dialog import UsageDialog  # nor the dashboard (start-up)
 
         existing = self.usage_dialog
         if existing is not None and existing.isVisible():
@@ -62,18 +76,18 @@ class MoneyDialogs:
 
     def open_project_budget(self) -> ProjectBudgetDialog | None:
         """Edit the open project's monthly budget; returns the dialog (None without a project)."""
-        from desktop.ui.money.budget_dialog import ProjectBudgetDialog
+        from desktop.ui.money.budget_dialog import ProjectBudgetDialog  # start-up: built when first opened
 
-        folder = self._projects.folder
+        folder = self._project_folder()
         if folder is None:
             return None
 
         def apply(limit: float | None) -> None:
-            self._projects.set_monthly_budget(limit)
+            self._set_project_budget(limit)
             self._budgets_changed()
 
         spent = self._context().tally.totals(folder).usd
-        dialog = ProjectBudgetDialog(folder.name, self._projects.monthly_budget, spent, apply,
+        dialog = ProjectBudgetDialog(folder.name, self._project_budget(), spent, apply,
                                      parent=self._window)
         dialog.open()
         return dialog
@@ -83,6 +97,4 @@ class MoneyDialogs:
         if scope == "project":
             self.open_project_budget()
             return
-        dialog = self._open_settings()
-        dialog.tabs.setCurrentWidget(dialog.general_page)
-        dialog.budget_spin.setFocus()
+        self._show_app_budget()

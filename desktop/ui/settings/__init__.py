@@ -1,19 +1,9 @@
-"""The settings dialog, one module per tab (``providers_page``, ``general_page``, ``prices_page``)."""
+"""The settings room: the settings dialog and one module per tab.
 
-from desktop.ui.settings.common import KeyEdits, SettingsContext, key_problem, mask_key
-from desktop.ui.settings.dialog import SettingsDialog
-from desktop.ui.settings.general_page import GeneralPage
-from desktop.ui.settings.prices_page import PRICE_COLUMNS, PricesPage
-from desktop.ui.settings.providers_page import ProvidersPage
+Holds the dialog (``dialog.py``), the Providers tab (``providers_page.py``, its key field in
+``provider_key.py``), General, Prices and MCP servers, and what the pages share (``common.py``).
 
-__all__ = [
-    "PRICE_COLUMNS",
-    "GeneralPage",
-    "KeyEdits",
-    "PricesPage",
-    "ProvidersPage",
-    "SettingsContext",
-    "SettingsDialog",
-    "key_problem",
-    "mask_key",
-]
+Beside the window room, under it: the main window opens the dialog, the dialog never imports the
+window. May import ``node``, ``transcript``, ``money``, ``mcp``, ``markdown`` and the shared plumbing
+(the banner, the MCP hub). Nothing is re-exported here: import the modules.
+"""

@@ -176,6 +176,11 @@ class SettingsDialog(QDialog):
         self.tabs.setCurrentWidget(self.mcp_page)
         self.mcp_page.select(server)
 
+    def show_budget(self) -> None:
+        """Switch to the General page with the app-wide monthly budget focused."""
+        self.tabs.setCurrentWidget(self.general_page)
+        self.budget_spin.setFocus()
+
     def add_price_row(self, prefix: str = "", *values: float | None) -> int:
         """Append a price row (prefix, input, output, cache read, cache write); returns its index."""
         return self.prices_page.add_price_row(prefix, *values)

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from desktop.core.usage import BudgetCheck
     from desktop.ui.context import AppContext
     from desktop.ui.node.chat_node import ChatNodeWidget
-    from desktop.ui.settings_dialog import SettingsDialog
+    from desktop.ui.settings.dialog import SettingsDialog
 
 log = logging.getLogger(__name__)
 
@@ -102,8 +102,11 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
         self.projects = ProjectController(self, self.banner_area, self.node_area, lambda: self.context)
         self.projects.opened.connect(self._on_project_opened)
-        self.money = MoneyDialogs(self, lambda: self.context, self.projects, self._update_cost,
-                                  self.open_settings)
+        self.money = MoneyDialogs(
+            self, lambda: self.context, project_folder=lambda: self.projects.folder,
+            project_budget=lambda: self.projects.monthly_budget,
+            set_project_budget=self.projects.set_monthly_budget, budgets_changed=self._update_cost,
+            show_app_budget=lambda: self.open_settings().show_budget())
         self.projects.open_budget_settings = self.money.open_budget_settings
         self.projects.saved.connect(self.saved)
         self.node_area.cost_changed.connect(self._update_cost)
@@ -505,7 +508,7 @@ class MainWindow(QMainWindow):
         """Open the settings dialog (window-modal sheet, the event loop keeps running); returns it."""
         from PySide6.QtCore import Qt
 
-        from desktop.ui.settings_dialog import SettingsDialog
+        from desktop.ui.settings.dialog import SettingsDialog
 
         existing = self.settings_dialog
         if existing is not None and existing.isVisible():
