@@ -1,8 +1,7 @@
-"""The Providers tab: the provider list, each provider's fields and key, and the connection test.
+"""The Providers tab: the provider list, each provider's fields, and the connection test.
 
-Keys never enter the settings: a typed key is kept in ``KeyEdits`` until OK, then stored with
-``SecretStore`` by the dialog. A key coming from an environment variable makes the key field
-read-only; a key with a control character is refused inline (``key_problem``).
+The key field of the provider being edited is ``provider_key.KeyField`` (keys never enter the
+settings: a typed key waits in ``KeyEdits`` until OK).
 """
 
 from __future__ import annotations
@@ -11,7 +10,6 @@ import asyncio
 import re
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -34,12 +32,12 @@ from desktop.core.settings import (
     PROVIDER_PRESETS,
     ProviderSettings,
     Settings,
-    env_var_for_provider,
     preset,
     provider_config,
     resolve_key,
 )
-from desktop.ui.settings.common import KeyEdits, SettingsContext, key_problem, mask_key
+from desktop.ui.settings.common import KeyEdits, SettingsContext
+from desktop.ui.settings.provider_key import KeyField
 
 __all__ = ["ProvidersPage"]
 
@@ -132,35 +130,11 @@ class ProvidersPage(QWidget):
         self.needs_key_check.toggled.connect(self._on_field_edited)
         form.addRow("", self.needs_key_check)
 
-        key_row = QHBoxLayout()
-        key_row.setSpacing(6)
-        self.key_edit = QLineEdit(host)
-        self.key_edit.setObjectName("apiKeyEdit")
-        self.key_edit.setEchoMode(QLineEdit.EchoMode.Password)
-        self.key_edit.textEdited.connect(self._on_key_edited)
-        key_row.addWidget(self.key_edit, 1)
-        self.clear_key_button = QPushButton("Forget", host)
-        self.clear_key_button.setObjectName("clearKeyButton")
-        self.clear_key_button.setToolTip("Remove the stored key of this provider")
-        self.clear_key_button.clicked.connect(self.forget_key)
-        key_row.addWidget(self.clear_key_button)
-        form.addRow("API key", key_row)
-        self.key_error = QLabel("", host)
-        self.key_error.setObjectName("keyErrorLabel")
-        self.key_error.setWordWrap(True)
-        self.key_error.setStyleSheet("color: #d04545;")
-        self.key_error.hide()
-        form.addRow("", self.key_error)
-        self.session_only_check = QCheckBox("Keep this key for this session only", host)
-        self.session_only_check.setObjectName("sessionOnlyCheck")
-        self.session_only_check.toggled.connect(self._on_session_only_toggled)
-        form.addRow("", self.session_only_check)
-        self.key_status = QLabel("", host)
-        self.key_status.setObjectName("keyStatusLabel")
-        self.key_status.setWordWrap(True)
-        self.key_status.setMinimumWidth(320)
-        self.key_status.setForegroundRole(QPalette.ColorRole.PlaceholderText)
-        form.addRow("", self.key_status)
+        self.key_field = KeyField(host, form, self.context, self.keys, lambda: self.current,
+                                  lambda: self._loading)
+        key = self.key_field
+        self.key_edit, self.clear_key_button, self.key_error = key.edit, key.clear_button, key.error
+        self.session_only_check, self.key_status = key.session_only_check, key.status
 
         self.key_env_edit = QLineEdit(host)
         self.key_env_edit.setObjectName("keyEnvEdit")
@@ -319,7 +293,7 @@ class ProvidersPage(QWidget):
             self.models_edit.setText(", ".join(p.models))
             for edit in (self.name_edit, self.base_url_edit, self.key_env_edit, self.models_edit):
                 edit.setCursorPosition(0)
-            self._load_key_field()
+            self.key_field.load()
         finally:
             self._loading = False
 
@@ -343,94 +317,15 @@ class ProvidersPage(QWidget):
         self.providers_changed.emit()
 
     # ------------------------------------------------------------------------------------------
-    # The key
-
-    def _load_key_field(self) -> None:
-        p = self.current
-        if p is None:
-            return
-        secrets = self.context.secrets
-        self.key_edit.clear()
-        self.key_error.hide()
-        self.keys.rejected.clear()  # a refused key is dropped with the field that showed it
-        self.key_edit.setReadOnly(False)
-        self.key_edit.setEchoMode(QLineEdit.EchoMode.Password)
-        self.session_only_check.setChecked(
-            not secrets.available or self.keys.session_only.get(p.id, secrets.has_session_key(p.id))
-        )
-        self.session_only_check.setEnabled(secrets.available)
-        resolution = resolve_key(p, secrets, self.context.environ)
-        env_name = env_var_for_provider(p.id)
-        if resolution.from_environment:
-            self.key_edit.setEchoMode(QLineEdit.EchoMode.Normal)
-            self.key_edit.setText(f"from environment: {resolution.env_var}")
-            self.key_edit.setReadOnly(True)
-            self.key_edit.setToolTip(f"${resolution.env_var} overrides any stored key. "
-                                     "Unset it to use the key stored here.")
-            self.clear_key_button.setEnabled(False)
-            self.session_only_check.setEnabled(False)
-            self.key_status.setText(f"Using ${resolution.env_var} from the environment.")
-            return
-        pending = self.keys.pending.get(p.id)
-        if pending is not None:
-            self.key_edit.setText(pending)
-            self.key_edit.setPlaceholderText("")
-            self.key_status.setText("New key: stored when you press OK.")
-        elif resolution.key and p.id not in self.keys.deleted:
-            self.key_edit.setPlaceholderText(mask_key(resolution.key))
-            where = "the OS keyring" if resolution.source == "keyring" else "memory, for this session only"
-            self.key_status.setText(f"A key is stored in {where}. Type a new one to replace it.")
-        else:
-            self.key_edit.setPlaceholderText("paste your API key" if p.needs_key else "not needed")
-            self.key_status.setText(
-                f"Or set ${env_name}" + (f" or ${p.key_env}" if p.key_env else "") + " in the environment."
-                if p.needs_key else "This provider works without a key."
-            )
-        self.key_edit.setToolTip("")
-        self.clear_key_button.setEnabled(bool(resolution.key) or pending is not None)
-
-    def _on_key_edited(self, text: str) -> None:
-        p = self.current
-        if p is None or self.key_edit.isReadOnly():
-            return
-        problem = key_problem(text)
-        if problem is not None:
-            # Never kept: not pending, not stored; OK is refused while the field holds it.
-            self.keys.pending.pop(p.id, None)
-            self.keys.rejected.add(p.id)
-            self.key_error.setText(problem)
-            self.key_error.show()
-            return
-        self.keys.rejected.discard(p.id)
-        self.key_error.hide()
-        if text.strip():
-            self.keys.pending[p.id] = text
-            self.keys.deleted.discard(p.id)
-            self.key_status.setText("New key: stored when you press OK.")
-            self.clear_key_button.setEnabled(True)
-        else:
-            self.keys.pending.pop(p.id, None)
-
-    def _on_session_only_toggled(self, checked: bool) -> None:
-        if not self._loading and self.current is not None:
-            self.keys.session_only[self.current.id] = checked
+    # The key (``provider_key.KeyField``)
 
     def forget_key(self) -> None:
         """Forget the key of the current provider (applied on OK)."""
-        p = self.current
-        if p is None:
-            return
-        self.keys.pending.pop(p.id, None)
-        self.keys.deleted.add(p.id)
-        self._load_key_field()
-        self.key_edit.setPlaceholderText("paste your API key")
-        self.key_status.setText("The stored key will be removed when you press OK.")
-        self.clear_key_button.setEnabled(False)
+        self.key_field.forget()
 
     def set_key(self, text: str) -> None:
         """Type ``text`` into the key field (as the user would)."""
-        self.key_edit.setText(text)
-        self._on_key_edited(text)
+        self.key_field.set_key(text)
 
     # ------------------------------------------------------------------------------------------
     # Test connection
