@@ -44,7 +44,6 @@ __all__ = [
     "hub_for",
     "read_app_servers",
     "server_key",
-    "short_status",
     "write_app_servers",
 ]
 
@@ -70,21 +69,6 @@ def hub_for(runtime: object) -> McpHub | None:
 def server_key(server: str) -> str:
     """The ``tools_off`` entry that switches the whole server ``server`` off."""
     return SERVER_PREFIX + server
-
-
-def short_status(status: ServerStatus) -> str:
-    """A few words for lists and menus: ``ready, 3 tools``, ``starting…``, ``failed``, ``stopped``."""
-    if status.state == "ready":
-        return f"ready, {status.tool_count} tool{'s' if status.tool_count != 1 else ''}"
-    if status.state == "stopped" and status.reason == "disabled":
-        return "disabled"
-    return "starting…" if status.state == "starting" else status.state
-
-
-def reason_text(status: ServerStatus) -> str:
-    """Why a server failed, without the leading ``MCP server "<name>"`` the core puts in front."""
-    reason = status.reason or "no reason given"
-    return reason.removeprefix(f'MCP server "{status.name}" ').removeprefix(f'MCP server "{status.name}": ')
 
 
 def read_app_servers(settings: Settings) -> dict[str, McpServerConfig]:

@@ -23,7 +23,7 @@ from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QMainWindow
 
 from desktop.ui.banner import Banner, BannerArea
-from desktop.ui.mcp_hub import reason_text, short_status
+from desktop.ui.mcp.status import reason_text, short_status
 
 if TYPE_CHECKING:
     from desktop.core.mcp import ProjectServers, ServerStatus

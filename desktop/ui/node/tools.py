@@ -4,7 +4,7 @@
 three places only: :meth:`NodeTools.before_send` (a send waits up to 10 s for the node's MCP servers
 still starting, so the first request carries their tools), :meth:`NodeTools.auto_approve` (a call of a
 server the user always allows in this node needs no card) and nothing else. The permission and tool
-cards find it by walking up their parents (``desktop.ui.transcript.cards``) for :meth:`tool_details`,
+cards find it by walking up their parents (``desktop.ui.transcript.mcp_details``) for :meth:`tool_details`,
 :meth:`allow_server` and :meth:`result_for`.
 
 What a node switched off is saved in the project as the node data key ``"tools_off"`` (a list of
@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Protocol
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
+
+from desktop.ui.mcp.status import short_status
 
 if TYPE_CHECKING:
     from PySide6.QtCore import SignalInstance
@@ -136,6 +138,9 @@ class NodeTools(QObject):
                 self._check(menu, name, name, f"builtin:{name}")
         statuses = hub.statuses() if hub is not None else {}
         if statuses and hub is not None:
+            # Here, not at import time: the hub's module brings asyncio (loaded once a hub exists).
+            from desktop.ui.mcp_hub import server_key
+
             menu.addSection("MCP servers")
             tools_by_server: dict[str, list[McpToolInfo]] = {}
             manager = hub.manager
@@ -145,8 +150,6 @@ class NodeTools(QObject):
                     if info is not None:
                         tools_by_server.setdefault(info.server, []).append(info)
             for name, status in statuses.items():
-                from desktop.ui.mcp_hub import server_key, short_status
-
                 key = server_key(name)
                 self._check(menu, key, f"{name} — {short_status(status)}", f"server:{name}")
                 if key in self._off:

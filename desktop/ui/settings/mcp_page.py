@@ -31,7 +31,8 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.settings import Settings
-from desktop.ui.mcp_hub import SETTINGS_KEY, McpHub, short_status
+from desktop.ui.mcp.status import short_status
+from desktop.ui.mcp_hub import SETTINGS_KEY, McpHub, write_app_servers
 
 if TYPE_CHECKING:
     from desktop.core.mcp import McpServerConfig, ServerStatus
@@ -342,8 +343,6 @@ class McpPage(QWidget):
     # -- OK ----------------------------------------------------------------------------------------
     def apply_to(self, settings: Settings) -> None:
         """Put the edited servers into ``settings`` (an invalid saved object is kept when untouched)."""
-        from desktop.ui.mcp_hub import write_app_servers
-
         if self._raw_invalid is not None and not self._servers:
             settings.extra[SETTINGS_KEY] = self._raw_invalid
             return
