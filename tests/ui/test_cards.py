@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from desktop.ui.transcript.cards import _FitPlainText
+from desktop.ui.transcript.card_parts import FitPlainText
 
 
 def test_argument_box_grows_with_the_wrapped_text_up_to_its_limit(qtbot: Any) -> None:
-    box = _FitPlainText("permissionArgs", 16)
+    box = FitPlainText("permissionArgs", 16)
     qtbot.addWidget(box)
     content = "This note was written by the demo model through the write_file tool. " * 6
     box.set_text(json.dumps({"path": "notes/hello.md", "content": content}, indent=2))
@@ -25,7 +25,7 @@ def test_argument_box_grows_with_the_wrapped_text_up_to_its_limit(qtbot: Any) ->
 
 
 def test_streaming_crlf_text_appends_instead_of_resetting(qtbot: Any) -> None:
-    box = _FitPlainText("thinkingBody", 14)
+    box = FitPlainText("thinkingBody", 14)
     qtbot.addWidget(box)
     text, resets = "first\r\n", list[int]()
     box.set_text(text)
@@ -44,7 +44,7 @@ def test_streaming_crlf_text_appends_instead_of_resetting(qtbot: Any) -> None:
 
 def test_tool_card_tooltip_shows_model_html_as_text(qtbot: Any) -> None:
     from desktop.core.chat.types import ToolCall
-    from desktop.ui.transcript.cards import ToolCard
+    from desktop.ui.transcript.tool_card import ToolCard
 
     call = ToolCall("c1", "write_file", '<img src="file:///etc/hostname"> not json', status="running")
     card = ToolCard(call)

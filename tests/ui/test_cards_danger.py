@@ -15,7 +15,8 @@ from test_chat_node_support import NodeEnv, make_env  # noqa: F401
 from desktop.core.chat.types import ToolCall, ToolStatus
 from desktop.testing import ToolCallSpec, Turn
 from desktop.ui.node.style import node_colors, node_stylesheet
-from desktop.ui.transcript.cards import PermissionCard, ToolCard, dotted_path
+from desktop.ui.transcript.permission_card import PermissionCard, dotted_path
+from desktop.ui.transcript.tool_card import ToolCard
 
 
 def args(**kw: Any) -> str:
@@ -135,7 +136,7 @@ def test_node_shows_the_warning_for_a_model_write_to_envrc(qtbot: Any, make_env:
 
 
 def test_the_warning_shows_a_disguised_or_huge_path_escaped_and_bounded() -> None:
-    from desktop.ui.transcript.cards import DANGER_PATH_CHARS, danger_warning_text
+    from desktop.ui.transcript.permission_card import DANGER_PATH_CHARS, danger_warning_text
 
     disguised = danger_warning_text(".git/hooks/\u202etxt.sh\nfake line")
     assert "\\u202e" in disguised and "\\n" in disguised

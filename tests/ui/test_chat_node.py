@@ -16,7 +16,7 @@ from test_chat_node_support import NodeEnv, fake_settings, make_env  # noqa: F40
 from desktop.core.chat.types import ChatEvent, ChatMessage, Delta, Done, Usage
 from desktop.core.project import TrimInfo, new_node_state
 from desktop.testing import Fault, ToolCallSpec, Turn
-from desktop.ui.transcript.cards import ToolCard
+from desktop.ui.transcript.tool_card import ToolCard
 from desktop.ui.transcript.transcript import AssistantMessageView, Transcript
 
 

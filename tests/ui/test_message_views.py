@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QPushButton, QWidget
 from desktop.core.chat.conversation import create_conversation
 from desktop.core.chat.types import ChatMessage, Done, ToolCall
 from desktop.ui.markdown.render import MarkdownTheme
-from desktop.ui.transcript.cards import ToolCard
+from desktop.ui.transcript.tool_card import ToolCard
 from desktop.ui.transcript.transcript import Transcript
 from desktop.ui.transcript.views import AssistantMessageView
 

@@ -1,6 +1,6 @@
 """What the transcript's cards add for MCP tool calls: the server/tool details and the result's extras.
 
-The permission card (``desktop.ui.transcript.cards.PermissionCard``) of an MCP call names the server,
+The permission card (``desktop.ui.transcript.permission_card``) of an MCP call names the server,
 the tool, its description and its annotations (read-only / destructive / open-world: the server's
 claims) above the full arguments, and offers "Always allow this server in this node"
 (``alwaysAllowServerButton``). The tool card of a finished MCP call shows the result's images and,

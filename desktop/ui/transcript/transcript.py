@@ -50,9 +50,11 @@ from desktop.core.chat.types import (
 from desktop.ui.frames import frame_scheduler, note_activity, settle
 from desktop.ui.markdown.render import MarkdownTheme
 from desktop.ui.markdown.view import MarkdownView, open_link
-from desktop.ui.transcript.cards import CardMark, ErrorRow, ToolCard
 from desktop.ui.transcript.content import OLDER_BUDGET, OlderPages, OpaqueContent, build_older, keep_gutter
+from desktop.ui.transcript.error_row import ErrorRow
 from desktop.ui.transcript.message_window import MessageWindow, WindowHooks, may_release
+from desktop.ui.transcript.permission_card import CardMark
+from desktop.ui.transcript.tool_card import ToolCard
 from desktop.ui.transcript.views import (
     BLOCK_GAP,
     LIVE_MARKDOWN_INTERVAL,
@@ -94,8 +96,8 @@ class Transcript(QScrollArea):
 
     Signals:
         decision(str, str): ``(call_id, decision)`` from a permission card, a ``CardDecision``
-            (``desktop.ui.transcript.cards``: ``approve``, ``deny`` or ``always``); the owner answers
-            ``mark_decided``.
+            (``desktop.ui.transcript.permission_card``: ``approve``, ``deny`` or ``always``); the
+            owner answers ``mark_decided``.
         retry_requested(): the error row's Retry button was clicked.
         rendered(): a flush changed what is shown.
         message_action(str, str, str): ``(action, message_id, argument)`` from a message's action

@@ -44,7 +44,8 @@ from desktop.ui.transcript.body import (
     StreamedBody,
     body_segments,
 )
-from desktop.ui.transcript.cards import ThinkingBlock, ToolCard
+from desktop.ui.transcript.thinking import ThinkingBlock
+from desktop.ui.transcript.tool_card import ToolCard
 
 __all__ = [
     "RenderedBody",
@@ -267,7 +268,7 @@ class AssistantMessageView(MessageView):
             call. Emitted before the card is laid out, so a receiver connected directly can still
             mark it decided (``ToolCard.mark_decided``).
         card_decided(str, str): ``(call_id, decision)`` forwarded from a card's permission buttons;
-            the decision is a ``desktop.ui.transcript.cards.CardDecision``.
+            the decision is a ``desktop.ui.transcript.permission_card.CardDecision``.
 
     Attributes:
         theme: the Markdown theme the body is rendered with (change it with ``set_theme``).

@@ -1,0 +1,210 @@
+"""The tool card: one tool call under the answer that made it, updated in place.
+
+It shows the call's name, an argument summary, its status and a collapsible result; while the call
+awaits approval it embeds the permission card. ``toPlainText()`` is what it shows.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
+
+from desktop.core.chat.types import ToolCall
+from desktop.ui.transcript.card_parts import ARROW_DOWN, ARROW_RIGHT, FitPlainText, mono_font, pretty_args
+from desktop.ui.transcript.mcp_details import mcp_result_extras
+from desktop.ui.transcript.permission_card import CardDecision, CardMark, PermissionCard
+
+__all__ = ["STATUS_TEXT", "ToolCard", "summarize_args"]
+
+STATUS_TEXT: dict[str, str] = {
+    "awaiting_approval": "needs approval",
+    "running": "running…",
+    "done": "done",
+    "error": "error",
+    "denied": "denied",
+    "skipped": "skipped",
+    "interrupted": "not run (interrupted)",
+}
+
+
+def summarize_args(args_json: str, limit: int = 90) -> str:
+    """A one-line summary of the arguments: ``path="a.txt", content="hello…"``."""
+    text = args_json.strip()
+    try:
+        value = json.loads(text) if text else {}
+    except ValueError:
+        value = None
+    if isinstance(value, dict):
+        parts = []
+        for key, val in value.items():
+            shown = json.dumps(val, ensure_ascii=False) if not isinstance(val, str) else json.dumps(val)
+            if len(shown) > 40:
+                shown = shown[:39] + "…"
+            parts.append(f"{key}={shown}")
+        summary = ", ".join(parts)
+    else:
+        summary = " ".join(text.split())
+    if len(summary) > limit:
+        summary = summary[: limit - 1] + "…"
+    return summary
+
+
+class ToolCard(QFrame):
+    """One tool call: name, argument summary, status and a collapsible result; updated in place.
+
+    While the call awaits approval (and no decision was made here yet) the card embeds a
+    ``PermissionCard``; it is removed as soon as a decision is made or the status moves on.
+
+    Signals:
+        decided(str, str): ``(call_id, decision)`` forwarded from the permission card; the
+            decision is a ``CardDecision``.
+    """
+
+    decided = Signal(str, str)
+
+    def __init__(self, call: ToolCall, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("toolCard")
+        self.call = call.copy()
+        self.permission: PermissionCard | None = None
+        self.mcp_extras: QWidget | None = None
+        self._decided = False
+        self._decision: CardMark | None = None
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(10, 6, 10, 6)
+        lay.setSpacing(4)
+        head = QHBoxLayout()
+        head.setSpacing(8)
+        icon = QLabel("⚙", self)
+        icon.setObjectName("toolIcon")
+        head.addWidget(icon)
+        self.name_label = QLabel(call.name, self)
+        self.name_label.setObjectName("toolName")
+        self.name_label.setTextFormat(Qt.TextFormat.PlainText)
+        head.addWidget(self.name_label)
+        self.args_label = QLabel(self)
+        self.args_label.setObjectName("toolArgs")
+        self.args_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.args_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        head.addWidget(self.args_label, 1)
+        self.status_label = QLabel(self)
+        self.status_label.setObjectName("toolStatus")
+        head.addWidget(self.status_label)
+        self.result_toggle = QToolButton(self)
+        self.result_toggle.setObjectName("resultToggle")
+        self.result_toggle.setCheckable(True)
+        self.result_toggle.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.result_toggle.toggled.connect(self._on_result_toggled)
+        head.addWidget(self.result_toggle)
+        lay.addLayout(head)
+        self.result_view = FitPlainText("toolResult", 12, self)
+        self.result_view.setFont(mono_font())
+        self.result_view.setVisible(False)
+        lay.addWidget(self.result_view)
+        self._layout = lay
+        self.update_call(call)
+
+    @property
+    def call_id(self) -> str:
+        """The id of the call this card shows."""
+        return self.call.id
+
+    def update_call(self, call: ToolCall) -> None:
+        """Show the latest state of the call (same id)."""
+        self.call = call.copy()
+        self.name_label.setText(call.name)
+        self.args_label.setText(summarize_args(call.args_json))
+        # Model-controlled text: escaped, or Qt would render (and load) any HTML it starts with.
+        self.args_label.setToolTip(f"<pre>{html.escape(pretty_args(call.args_json)[:4000])}</pre>")
+        status = call.status
+        shown_status: str = status
+        if status == "awaiting_approval" and self._decided:
+            shown_status = self._decided_status()
+        self.status_label.setText(STATUS_TEXT.get(shown_status, shown_status))
+        if self.status_label.property("status") != shown_status:
+            self.status_label.setProperty("status", shown_status)
+            self.status_label.style().unpolish(self.status_label)
+            self.status_label.style().polish(self.status_label)
+        has_result = call.result is not None
+        self.result_toggle.setVisible(has_result)
+        if has_result:
+            self._update_toggle_text()
+            if self.result_toggle.isChecked():
+                self.result_view.set_text(call.result or "")
+            if self.mcp_extras is None and status in ("done", "error"):
+                self.mcp_extras = mcp_result_extras(self, call, self._show_whole_result)
+                if self.mcp_extras is not None:
+                    self._layout.addWidget(self.mcp_extras)
+        if status == "awaiting_approval" and not self._decided:
+            if self.permission is None:
+                self.permission = PermissionCard(call, self)
+                self.permission.decided.connect(self._on_decided)
+                self._layout.addWidget(self.permission)
+        else:
+            self._drop_permission()
+
+    def mark_decided(self, decision: CardMark) -> None:
+        """A decision was sent for this call: turn into the normal card state right away.
+
+        Args:
+            decision: the user's ``CardDecision``, or ``interrupted`` for a call no running loop
+                waits for.
+        """
+        self._decided = True
+        self._decision = decision
+        self._drop_permission()
+        if self.call.status != "awaiting_approval":
+            return
+        shown = self._decided_status()
+        self.status_label.setText(STATUS_TEXT[shown])
+        self.status_label.setProperty("status", shown)
+        self.status_label.style().unpolish(self.status_label)
+        self.status_label.style().polish(self.status_label)
+
+    def _decided_status(self) -> str:
+        if self._decision in ("approve", "always"):
+            return "running"
+        if self._decision == "deny":
+            return "denied"
+        return "interrupted"
+
+    def _drop_permission(self) -> None:
+        if self.permission is not None:
+            # Keep it parented (Qt owns it) and delete it later: this often runs inside the
+            # card's own button click, and dropping the Python reference of an unparented
+            # widget would delete it right there.
+            card = self.permission
+            self.permission = None
+            card.setObjectName("")
+            card.hide()
+            self._layout.removeWidget(card)
+            card.deleteLater()
+
+    def _on_decided(self, call_id: str, decision: CardDecision) -> None:
+        self.decided.emit(call_id, decision)
+
+    def _show_whole_result(self, text: str) -> None:
+        self.result_toggle.setChecked(True)
+        self.result_view.set_text(text)
+
+    def _update_toggle_text(self) -> None:
+        arrow = ARROW_DOWN if self.result_toggle.isChecked() else ARROW_RIGHT
+        self.result_toggle.setText(f"{arrow} result")
+
+    def _on_result_toggled(self, checked: bool) -> None:
+        if checked:
+            self.result_view.set_text(self.call.result or "")
+        self.result_view.setVisible(checked)
+        self._update_toggle_text()
+
+    def toPlainText(self) -> str:  # noqa: N802
+        """What the card shows, as text: name, arguments, status and result."""
+        parts = [f"{self.call.name}({summarize_args(self.call.args_json)}) — {self.status_label.text()}"]
+        if self.call.result is not None:
+            parts.append(self.call.result)
+        if self.permission is not None:
+            parts.append(self.permission.toPlainText())
+        return "\n".join(parts)
