@@ -1,9 +1,8 @@
 """The chat node widget: header (title, provider, model, token and cost chips), transcript, input.
 
-The node owns its ``Conversation``. Sending appends the user message and runs
-``services.runtime.send`` in a task the node keeps; the runtime's events arrive through the
-bridge (``RuntimeBridge.subscribe``: only this node's events), are applied to the conversation
-with ``apply_event`` at once, and rendered by the transcript at most once per frame.
+The node owns its ``Conversation`` and lays out its parts. Sending appends the user message and
+hands the conversation to the node's run wiring (``run.NodeRun``: the runtime, the bridge, the
+approvals); the transcript is built after the window's first paint (``loading.NodeLoading``).
 Slash commands run locally: ``desktop.core.chat.commands.run_command`` decides their effect and
 the node applies it. Export, token totals and the cost texts live in the Qt-free core too
 (``desktop.core.chat.export`` and ``summary``).
@@ -12,73 +11,37 @@ the node applies it. Export, token totals and the cost texts live in the Qt-free
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, TypeGuard
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
-from desktop.core.chat.commands import (
-    HELP_TEXT,
-    CommandContext,
-    CommandEffect,
-    archive_failed_note,
-    run_command,
-)
-from desktop.core.chat.conversation import (
-    Conversation,
-    append_message,
-    append_note,
-    apply_event,
-    detect_slash_command,
-)
-from desktop.core.chat.cost import ConversationCost, Price
-from desktop.core.chat.export import conversation_markdown, token_totals
-from desktop.core.chat.summary import message_meta
-from desktop.core.chat.types import (
-    ChatEvent,
-    ChatMessage,
-    Done,
-    Notice,
-    ToolCallFinished,
-    ToolCallRequested,
-    UsageReport,
-)
-from desktop.core.chat.versions import CostSplit, all_responses, cost_split, cost_split_text
+from desktop.core.chat.conversation import Conversation, append_message, detect_slash_command
+from desktop.core.chat.cost import ConversationCost
+from desktop.core.chat.export import conversation_markdown
+from desktop.core.chat.types import ChatMessage
+from desktop.core.chat.versions import CostSplit
 from desktop.core.project import NodeState, TrimInfo, apply_trim
-from desktop.core.settings import Settings
-from desktop.core.usage import context_use
 from desktop.ui.money.budget_card import BudgetCard
+from desktop.ui.node.commands import NodeCommands
+from desktop.ui.node.costs import NodeCosts
 from desktop.ui.node.header import NodeHeader
 from desktop.ui.node.input import ChatInput
 from desktop.ui.node.loading import NodeLoading
-from desktop.ui.node.models import NodeModelChoice, spawn
-from desktop.ui.node.style import node_colors, node_stylesheet
-from desktop.ui.node.tools import attach_node_tools
+from desktop.ui.node.models import NodeModelChoice
+from desktop.ui.node.run import NodeRun
+from desktop.ui.node.style import markdown_theme, node_colors, node_stylesheet
+from desktop.ui.node.tools import attach_node_tools, hub_of
 from desktop.ui.node.versions import NodeVersions
 from desktop.ui.services import AppServices
 
-if TYPE_CHECKING:  # the runtime (asyncio), the cards and the transcript (Markdown) load after the first paint
-    import asyncio
-
-    from desktop.core.chat.loop import ApprovalDecision
-    from desktop.core.chat.runtime import ChatSendRequest, ChatSendResult
-    from desktop.ui.transcript.cards import CardDecision
+if TYPE_CHECKING:  # the transcript (Markdown) loads after the first paint
     from desktop.ui.transcript.transcript import Transcript
 
 log = logging.getLogger(__name__)
 
-__all__ = ["HELP_TEXT", "ChatNodeWidget", "conversation_markdown", "token_totals"]
-
-_APPROVALS: dict[CardDecision, ApprovalDecision] = {
-    "approve": "approve",
-    "always": "approve",
-    "deny": "deny",
-}
-
-
-def _is_card_decision(value: str) -> TypeGuard[CardDecision]:
-    return value in _APPROVALS
+__all__ = ["ChatNodeWidget"]
 
 
 class ChatNodeWidget(QWidget):
@@ -110,27 +73,23 @@ class ChatNodeWidget(QWidget):
         self._system: str | None = state.system or None
         self._always_allow: list[str] = list(state.always_allow)
         self._title = state.title
-        self._busy = False
-        self._run_done_seen = False
-        self._send_task: asyncio.Task[None] | None = None
-        self._usage_dirty = False
         self._closed = False
         self._colors_key: object = None
-        self._revision = 0  # bumped whenever the node's messages change (see _touch)
-        self._cost_key: object = None
-        self._cost_value: CostSplit | None = None
-        # Edit, regenerate, versions and fork (desktop.ui.node.versions, desktop.core.chat.versions).
-        self.versions = NodeVersions(self, send=self._start_send, replaced=self._on_replaced,
-                                     approve=self._approve)
+        self._revision = 0  # bumped whenever the node's messages change (see touch)
+        self.costs = NodeCosts(self, services)  # the chips, the meta lines (costs.py)
+        self.runs = NodeRun(self, services)  # sends, the runtime's events, approvals (run.py)
+        self.commands = NodeCommands(self, services)  # what /model, /system, /clear... do (commands.py)
+        # Edit, regenerate, versions and fork (versions.py, desktop.core.chat.versions).
+        self.versions = NodeVersions(self, send=self.runs.start, replaced=self._on_replaced,
+                                     approve=self.runs.approve)
         self.versions.fork_requested.connect(self.fork_requested)
         self._build_ui(deferred)
         self.chat_input.edit_last_requested.connect(self.versions.edit_last)
-        self.node_tools = attach_node_tools(self, services)  # MCP: Tools menu, grants (node_tools.py)
+        self.node_tools = attach_node_tools(self, services)  # MCP: Tools menu, grants (tools.py)
         self._apply_style()
         self.model_choice.reload()
-        self._update_chips()
-        services.bridge.subscribe(self.node_id, self._on_node_event)
-        self._bridge_connected = True
+        self.update_chips()
+        self.runs.subscribe()
 
     @property
     def transcript(self) -> Transcript:
@@ -157,7 +116,9 @@ class ChatNodeWidget(QWidget):
         self.model_picker = self.header.model_picker
         root.addWidget(self.header)
 
-        self.loading = NodeLoading(self, root, deferred=deferred)  # transcript, models: now or after paint
+        self.loading = NodeLoading(self, root, deferred=deferred)  # the transcript: now or after paint
+        if not deferred:
+            self.model_choice.request_models()
 
         self.budget_card = BudgetCard(self._services.budget_check, self)
         self.budget_card.send_anyway.connect(self._on_send_clicked)
@@ -235,6 +196,10 @@ class ChatNodeWidget(QWidget):
         """The node's system prompt."""
         return self._system
 
+    def set_system(self, system: str | None) -> None:
+        """Use ``system`` as the node's system prompt (None: none)."""
+        self._system = system
+
     @property
     def always_allow(self) -> list[str]:
         """Tools allowed without asking in this node."""
@@ -280,31 +245,22 @@ class ChatNodeWidget(QWidget):
         than the saved snapshot stay; a trim already applied changes nothing."""
         if self._closed or not apply_trim(self._conv, info):
             return
-        self._touch()
+        self.touch()
         self.transcript.set_conversation(self._conv)
-        self._update_chips()
+        self.update_chips()
 
     def cost(self) -> ConversationCost:
-        """The cost of every response of every version, with the settings' price overrides.
-
-        Cached until the messages (``revision``), the model or the price overrides change: the
-        window asks every node for its cost whenever any node's cost changes (O(nodes^2) on opening).
-        """
-        return self.cost_split().total
+        """The cost of every response of every version, with the settings' price overrides (cached
+        until the messages, the model or the overrides change: ``costs.NodeCosts``)."""
+        return self.costs.split().total
 
     def cost_split(self) -> CostSplit:
         """The cost split into this path and the other versions (cached like ``cost``)."""
-        model = self.model_choice.pricing_model()
-        overrides = self._price_overrides()
-        key = (self._revision, model, self._services.overrides_version)
-        if key != self._cost_key or self._cost_value is None:
-            self._cost_value = cost_split(self._conv, model, overrides)
-            self._cost_key = key
-        return self._cost_value
+        return self.costs.split()
 
     def is_busy(self) -> bool:
         """True while a run of this node is in progress."""
-        return self._busy or self._services.runtime.is_busy(self.node_id)
+        return self.runs.is_busy()
 
     def submit(self, text: str) -> None:
         """What Enter does: run a slash command or send ``text`` as a user message."""
@@ -312,15 +268,14 @@ class ChatNodeWidget(QWidget):
 
     def stop(self) -> None:
         """Stop the running response (partial text is kept and marked stopped)."""
-        if self.is_busy():
-            self._services.runtime.stop(self.node_id)
+        self.runs.stop()
 
     def retry(self) -> None:
         """Send the conversation again as it is (after an error)."""
         if self.is_busy() or self._closed:
             return
         self.transcript.clear_error()
-        self._start_send()
+        self.runs.start()
 
     def export_markdown(self, *, include_versions: bool = False) -> str:
         """The conversation, archived history first, as a Markdown document (the active path, and
@@ -339,34 +294,29 @@ class ChatNodeWidget(QWidget):
         if self._closed:
             return
         self._closed = True
-        try:
-            if self._services.runtime.is_busy(self.node_id):
-                self._services.runtime.stop(self.node_id)
-        except Exception:  # noqa: BLE001 - shutting down must go on
-            log.exception("stopping node %s failed", self.node_id)
-        if self._send_task is not None and not self._send_task.done():
-            self._send_task.cancel()
-        self._busy = False  # the run is the runtime's now: is_busy() follows it until it ends
+        self.runs.cancel()
         self.model_choice.shutdown()
-        if self._bridge_connected:
-            self._services.bridge.unsubscribe(self.node_id, self._on_node_event)
-            self._bridge_connected = False
+        self.runs.unsubscribe()
         self.loading.flush()
 
-    def _touch(self) -> None:
+    def is_closed(self) -> bool:
+        """True once :meth:`shutdown` ran."""
+        return self._closed
+
+    def touch(self) -> None:
         """The messages changed: bump ``revision`` so cached totals are recomputed."""
         self._revision += 1
 
     def _on_replaced(self) -> None:
         """An edit, regenerate or version switch replaced the messages: show the new path."""
-        self._touch()
+        self.touch()
         self.transcript.clear_error()
         self.transcript.set_conversation(self._conv)
-        self._update_chips()
+        self.update_chips()
         self.changed.emit()
 
     # ------------------------------------------------------------------------------------------
-    # Sending
+    # Sending (run.NodeRun does the rest)
 
     def _on_input_submitted(self, text: str) -> None:
         if self._submit(text):
@@ -386,53 +336,21 @@ class ChatNodeWidget(QWidget):
             return False
         command = detect_slash_command(text)
         if command is not None:
-            self._apply_command(run_command(command, self._command_context()))
+            self.commands.run(command)
             return True
         if self.is_busy() or not self.budget_card.allows_send():
             return False
         append_message(self._conv, "user", text)
-        self._touch()
+        self.touch()
         self.transcript.clear_error()
         self.transcript.scroll_to_bottom()
         self.changed.emit()
-        self._start_send()  # the request goes out first (it takes the runtime two loop passes)
+        self.runs.start()  # the request goes out first (it takes the runtime two loop passes)
         self.transcript.flush_soon()  # then the message shows, in one frame with the first text
         return True
 
-    def _start_send(self) -> None:
-        from desktop.core.chat.runtime import ChatSendRequest
-        self.loading.before_send()  # a send before the app's deferred services loaded loads them first
-        req = ChatSendRequest(
-            node_id=self.node_id,
-            messages=list(self._conv.messages),
-            model=self.model_choice.model,
-            provider=self.model_choice.provider,
-            system=self._system,
-        )
-        self._run_done_seen = False
-        self._set_busy(True)
-        self._send_task = spawn(self._run_send(req))
-
-    async def _run_send(self, req: ChatSendRequest) -> None:
-        error: str | None = None
-        try:
-            await self.node_tools.before_send()  # MCP: wait for starting servers (node_tools.py)
-            result: ChatSendResult = await self._services.runtime.send(req)
-            if not result.ok:
-                error = result.error or "the request failed"
-        except Exception as exc:  # noqa: BLE001 - nothing may escape into the Qt loop (a cancel does)
-            log.exception("send failed for node %s", self.node_id)
-            error = str(exc) or type(exc).__name__
-        finally:
-            if not self._closed:
-                self._set_busy(False)
-        if error is not None and not self._run_done_seen and not self._closed:
-            # The early exits (busy, no provider) broadcast no Done: show them here.
-            self.transcript.show_error(error)
-            self.run_finished.emit("error")
-
-    def _set_busy(self, busy: bool) -> None:
-        self._busy = busy
+    def show_busy(self, busy: bool) -> None:
+        """Show whether a run is in progress: Send becomes Stop, the message actions wait."""
         if (button := self.send_button).property("busy") != busy:  # re-polished (~0.5 ms) only on a change
             button.setText("Stop" if busy else "Send")
             button.setToolTip("Stop the response" if busy else "Send (Enter)")
@@ -441,85 +359,46 @@ class ChatNodeWidget(QWidget):
             button.style().polish(button)
         self.versions.refresh()
 
-    # ------------------------------------------------------------------------------------------
-    # Events
-
-    def _on_node_event(self, event: ChatEvent) -> None:
-        """One of this node's runtime events (subscribed with ``RuntimeBridge.subscribe``)."""
-        if self._closed:
-            return
-        apply_event(self._conv, event)
-        self._touch()
-        if isinstance(event, UsageReport):
-            self._usage_dirty = True
-        elif isinstance(event, ToolCallRequested):
-            call = event.call
-            if call.status == "awaiting_approval" and (
-                self.node_tools.grant_name(call.name) in self._always_allow  # MCP: name#what it runs
-                or self.node_tools.auto_approve(call)  # MCP server grant
-            ):
-                self.transcript.mark_decided(call.id, "approve")
-                # The runtime parked the approval before broadcasting this event: answer now.
-                self._approve(call.id, "approve")
-        self.transcript.note_event(event)
-        if isinstance(event, ToolCallFinished | Notice):
+    def allow_always(self, name: str) -> None:
+        """Run the tool (its grant name, ``NodeTools.grant_name``) without asking from now on."""
+        if name not in self._always_allow:
+            self._always_allow.append(name)
             self.changed.emit()
-        elif isinstance(event, Done):
-            self._run_done_seen = True
-            self._busy = False
-            self._set_busy(self._services.runtime.is_busy(self.node_id))
-            if event.reason == "error":
-                self.transcript.show_error(event.error or "the response failed")
-            self._update_chips()
-            self.changed.emit()
-            self.run_finished.emit(event.reason)
 
-    def _on_rendered(self) -> None:
-        if self._usage_dirty:
-            self._usage_dirty = False
-            self._update_chips()
-
-    def _on_decision(self, call_id: str, decision: str) -> None:
-        """A permission card was answered (``Transcript.decision``)."""
-        if not _is_card_decision(decision):
-            log.warning("ignoring unknown card decision %r for %s", decision, call_id)
-            return
-        if decision == "always":
-            card = self.transcript.card_for(call_id)
-            name = self.node_tools.grant_name(card.call.name) if card is not None else None
-            if name and name not in self._always_allow:
-                self._always_allow.append(name)
-                self.changed.emit()
-        self._approve(call_id, _APPROVALS[decision])
-        self.transcript.mark_decided(call_id, decision)
-
-    def _approve(self, call_id: str, decision: ApprovalDecision) -> None:
-        if self._closed:
-            return
-        try:
-            self._services.runtime.approve(self.node_id, call_id, decision)
-        except Exception:  # noqa: BLE001
-            log.exception("approve failed for %s", call_id)
+    def before_send(self) -> None:
+        """A send: load the app's deferred services when they are not yet, then finish loading."""
+        self.loading.before_send()
 
     # ------------------------------------------------------------------------------------------
-    # Chips and pricing
+    # Loading (loading.NodeLoading): what comes after the window's first paint
 
-    def _settings(self) -> Settings:
-        return self._services.settings()
+    def load_services(self) -> None:
+        """Load the app's deferred services (nothing when they are loaded)."""
+        load = self._services.load_services
+        if load is not None:
+            load()
 
-    def _price_overrides(self) -> dict[str, Price]:
-        return self._services.price_overrides()
+    def wire_transcript(self, transcript: Transcript) -> None:
+        """Connect the node's transcript, just built, to the node and show the conversation."""
+        transcript.meta_text = self.costs.meta_text
+        transcript.decision.connect(self.runs.on_decision)
+        transcript.retry_requested.connect(self.retry)
+        transcript.rendered.connect(self.runs.on_rendered)
+        self.versions.connect_transcript(transcript)
+        transcript.set_theme(markdown_theme(node_colors(QGuiApplication.palette())))
+        transcript.set_conversation(self._conv)
 
-    def _meta_text(self, msg: ChatMessage) -> str:
-        return message_meta(msg, self.model_choice.pricing_model(), self._price_overrides())
+    def after_loading(self) -> None:
+        """The node finished loading: its tools get the MCP hub, its models are listed."""
+        self.node_tools.bind_hub(hub_of(self._services))
+        self.model_choice.request_models()
 
-    def _update_chips(self) -> None:
-        split = self.cost_split()
-        self.header.show_totals(token_totals(all_responses(self._conv)), split.total)
-        if text := cost_split_text(split):
-            self.cost_chip.setToolTip(f"{self.cost_chip.toolTip()}\n{text}")
-        self.header.show_context(context_use(self._conv.messages, self.model_choice.pricing_model()))
-        self.cost_changed.emit()
+    # ------------------------------------------------------------------------------------------
+    # Chips (costs.NodeCosts)
+
+    def update_chips(self) -> None:
+        """Show the node's tokens, cost and context use (and tell the window the cost changed)."""
+        self.costs.show()
 
     # ------------------------------------------------------------------------------------------
     # Providers, models and title
@@ -528,10 +407,10 @@ class ChatNodeWidget(QWidget):
         """Settings changed (the dialog was saved): refresh providers, models and prices."""
         self.model_choice.reload()
         self.model_choice.request_models()
-        self._update_chips()
+        self.update_chips()
 
     def _on_choice_changed(self) -> None:
-        self._update_chips()
+        self.update_chips()
         self.changed.emit()
 
     def _on_title_edited(self) -> None:
@@ -546,55 +425,3 @@ class ChatNodeWidget(QWidget):
         """Rename the node."""
         self.title_edit.setText(title)
         self._on_title_edited()
-
-    # ------------------------------------------------------------------------------------------
-    # Slash commands
-
-    def _command_context(self) -> CommandContext:
-        return CommandContext(
-            messages=all_responses(self._conv),  # /cost counts every version, like the chip
-            model=self.model_choice.model,
-            default_model=self.model_choice.default_model(),
-            system=self._system,
-            busy=self.is_busy(),
-            overrides=self._price_overrides(),
-            cost=self.cost(),
-        )
-
-    def _apply_command(self, effect: CommandEffect) -> None:
-        """Apply what ``run_command`` decided, in the order ``CommandEffect`` documents."""
-        if effect.new_model is not None:
-            self.model_choice.set_model(effect.new_model)
-        if effect.remove_system:
-            self._system = None
-        elif effect.new_system is not None:
-            self._system = effect.new_system
-        if effect.clear and not self._clear():
-            return
-        for text in effect.notes:
-            self._note(text)
-
-    def _note(self, text: str) -> None:
-        append_note(self._conv, text)
-        self._touch()
-        self.transcript.scroll_to_bottom()
-        self.transcript.flush()
-        self.changed.emit()
-
-    def _clear(self) -> bool:
-        """Archive the messages, then empty the conversation; False (and a note) when archiving failed."""
-        messages = list(self._conv.messages)
-        if messages and self._services.archive is not None:
-            try:
-                self._services.archive(self.node_id, messages)
-            except Exception as exc:  # noqa: BLE001 - losing history is worse than not clearing
-                log.error("could not archive node %s before /clear: %s", self.node_id, exc)
-                self._note(archive_failed_note(str(exc)))
-                return False
-        self._conv.messages.clear()
-        self._touch()
-        self.transcript.clear_error()
-        self.transcript.set_conversation(self._conv)
-        self._update_chips()
-        self.changed.emit()
-        return True

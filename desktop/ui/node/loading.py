@@ -6,69 +6,89 @@ none of it yet. :class:`NodeLoading` holds the place of the transcript in the no
 placeholder widget) and builds the transcript on first use, or when the node finishes loading
 (:meth:`NodeLoading.finish`, which ``NodeArea.finish_loading`` calls once the app's services are loaded,
 and a send calls first). A node built without deferral builds everything at once, as before.
+
+The loader is handed its node as a :class:`LoadingHost` (what it needs of it), not the node's class:
+the node's module imports this one.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from desktop.ui.node.style import NodeColors, markdown_theme, node_colors
-from desktop.ui.node.tools import hub_of
+from desktop.ui.node.style import NodeColors, markdown_theme
 
 if TYPE_CHECKING:
-    from desktop.ui.node.chat_node import ChatNodeWidget
     from desktop.ui.transcript.transcript import Transcript
 
 log = logging.getLogger(__name__)
 
-__all__ = ["NodeLoading"]
+__all__ = ["LoadingHost", "NodeLoading"]
+
+
+class LoadingHost(Protocol):
+    """What :class:`NodeLoading` needs of its node (a ``ChatNodeWidget``)."""
+
+    def is_closed(self) -> bool:
+        """True once the node was shut down."""
+        ...
+
+    def wire_transcript(self, transcript: Transcript) -> None:
+        """Connect the transcript, just built, to the node and show the node's conversation."""
+        ...
+
+    def after_loading(self) -> None:
+        """What the node does once loaded: its tools get the MCP hub, its models are listed."""
+        ...
+
+    def load_services(self) -> None:
+        """Load the app's deferred services (nothing when they are loaded)."""
+        ...
 
 
 class NodeLoading:
     """The deferred part of one chat node: its transcript, its MCP hub and its model listing.
 
     Args:
-        node: The node (the transcript's parent).
-        layout: The node's layout; the transcript takes the next position in it, with stretch 1.
+        node: The node.
+        layout: The node's layout, installed on it (the layout's widget, the node, is the
+            transcript's parent); the transcript takes the next position in it, with stretch 1.
         deferred: Hold the transcript's place with a placeholder until :meth:`transcript` or
             :meth:`finish` is first called; False builds the transcript now.
     """
 
-    def __init__(self, node: ChatNodeWidget, layout: QVBoxLayout, *, deferred: bool) -> None:
+    def __init__(self, node: LoadingHost, layout: QVBoxLayout, *, deferred: bool) -> None:
         self._node = node
         self._layout = layout
+        widget = layout.parentWidget()
+        if widget is None:
+            raise ValueError("the layout must be installed on the node")
+        self._widget = widget
         self._transcript: Transcript | None = None
         self._placeholder: QWidget | None = None
         self.pending = deferred
         """True until :meth:`finish` ran (a node built with ``deferred``)."""
         if deferred:
-            self._placeholder = QWidget(node)
+            self._placeholder = QWidget(self._widget)
             self._placeholder.setObjectName("transcriptPlaceholder")
             layout.addWidget(self._placeholder, 1)
         else:
             layout.addWidget(self._build(), 1)
-            node.model_choice.request_models()
 
     def finish(self) -> None:
         """Build the transcript, give the node's tools the MCP hub and list the models (once; nothing
         for a node that closed meanwhile)."""
-        node = self._node
-        if not self.pending or node._closed:  # noqa: SLF001
+        if not self.pending or self._node.is_closed():
             return
         self.pending = False
         self.transcript()
-        node.node_tools.bind_hub(hub_of(node._services))  # noqa: SLF001 - the node's own services
-        node.model_choice.request_models()
+        self._node.after_loading()
 
     def before_send(self) -> None:
         """A send: load the app's deferred services when they are not yet, then :meth:`finish`."""
-        load = self._node._services.load_services  # noqa: SLF001
-        if load is not None:
-            load()
+        self._node.load_services()
         self.finish()
 
     def set_colors(self, colors: NodeColors) -> None:
@@ -96,21 +116,15 @@ class NodeLoading:
             self._layout.removeWidget(placeholder)
             placeholder.hide()
             placeholder.deleteLater()
-            if self._node.isVisible():
+            if self._widget.isVisible():
                 transcript.show()
         return transcript
 
     def _build(self) -> Transcript:
+        # Here, not at import time: the transcript brings the Markdown renderer (after the first paint).
         from desktop.ui.transcript.transcript import Transcript
 
-        node = self._node
-        transcript = Transcript(node)
+        transcript = Transcript(self._widget)
         self._transcript = transcript
-        transcript.meta_text = node._meta_text  # noqa: SLF001 - wiring the node's own transcript
-        transcript.decision.connect(node._on_decision)  # noqa: SLF001
-        transcript.retry_requested.connect(node.retry)
-        transcript.rendered.connect(node._on_rendered)  # noqa: SLF001
-        node.versions.connect_transcript(transcript)
-        transcript.set_theme(markdown_theme(node_colors(QGuiApplication.palette())))
-        transcript.set_conversation(node.conversation)
+        self._node.wire_transcript(transcript)
         return transcript
