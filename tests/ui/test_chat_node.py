@@ -16,8 +16,9 @@ from test_chat_node_support import NodeEnv, fake_settings, make_env  # noqa: F40
 from desktop.core.chat.types import ChatEvent, ChatMessage, Delta, Done, Usage
 from desktop.core.project import TrimInfo, new_node_state
 from desktop.testing import Fault, ToolCallSpec, Turn
+from desktop.ui.transcript.answer import AssistantMessageView
 from desktop.ui.transcript.tool_card import ToolCard
-from desktop.ui.transcript.transcript import AssistantMessageView, Transcript
+from desktop.ui.transcript.transcript import Transcript
 
 
 def find(node: QWidget, cls: type, name: str) -> Any:

@@ -12,10 +12,11 @@ from PySide6.QtWidgets import QToolButton
 
 from desktop.core.chat.types import ChatMessage
 from desktop.ui.markdown.code import highlight_code
-from desktop.ui.markdown.render import MarkdownTheme, render_markdown_blocks
+from desktop.ui.markdown.render import render_markdown_blocks
+from desktop.ui.markdown.theme import MarkdownTheme
 from desktop.ui.markdown.view import MarkdownView
 from desktop.ui.node.style import markdown_theme, node_colors
-from desktop.ui.transcript.views import AssistantMessageView
+from desktop.ui.transcript.answer import AssistantMessageView
 
 PY = 'def f(x: int) -> str:\n\treturn "<%d>" % x  # 完成 🎉\n\n    \nclass A: pass'
 
@@ -195,8 +196,8 @@ def test_a_long_code_block_is_shown_as_pieces_that_read_as_one_block(qtbot: Any)
 
 
 def test_a_long_code_block_streams_in_pieces_within_the_frame_budget(qtbot: Any, monkeypatch: Any) -> None:
+    from desktop.ui.markdown import stream as message_body
     from desktop.ui.markdown.render import CODE_PIECE_LINES
-    from desktop.ui.transcript import body as message_body
 
     monkeypatch.setattr(message_body, "RENDER_BUDGET", 0.0)  # a unit of work per update
     code = long_code(CODE_PIECE_LINES * 4)
@@ -222,7 +223,7 @@ def test_a_long_code_block_streams_in_pieces_within_the_frame_budget(qtbot: Any,
 
 
 def test_pieces_are_cut_between_top_level_statements_not_inside_a_docstring() -> None:
-    from desktop.ui.markdown.render import code_pieces
+    from desktop.ui.markdown.code import code_pieces
 
     body = ["    x = 1"] * 60
     doc = ['    """Summary.', "", "    More text after a blank line.", '    """']

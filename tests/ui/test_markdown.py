@@ -16,7 +16,10 @@ from hypothesis import strategies as st
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QTextDocument
 
-from desktop.ui.markdown.render import MAX_NESTING, MarkdownTheme, render_markdown, safe_link
+from desktop.ui.markdown.parser import MAX_NESTING
+from desktop.ui.markdown.render import render_markdown
+from desktop.ui.markdown.rich_text import safe_link
+from desktop.ui.markdown.theme import MarkdownTheme
 from desktop.ui.markdown.view import MarkdownView
 
 

@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QTextCharFormat
 
-from desktop.ui.markdown.render import MarkdownTheme
+from desktop.ui.markdown.theme import MarkdownTheme
 from desktop.ui.markdown.view import MarkdownView
 
 

@@ -9,10 +9,10 @@ from PySide6.QtWidgets import QPushButton, QWidget
 
 from desktop.core.chat.conversation import create_conversation
 from desktop.core.chat.types import ChatMessage, Done, ToolCall
-from desktop.ui.markdown.render import MarkdownTheme
+from desktop.ui.markdown.theme import MarkdownTheme
+from desktop.ui.transcript.answer import AssistantMessageView
 from desktop.ui.transcript.tool_card import ToolCard
 from desktop.ui.transcript.transcript import Transcript
-from desktop.ui.transcript.views import AssistantMessageView
 
 
 def assistant(calls: list[ToolCall], mid: str = "a1", content: str = "Let me write that.") -> ChatMessage:

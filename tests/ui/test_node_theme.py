@@ -13,7 +13,7 @@ from desktop.core.chat.types import Delta, Done
 from desktop.ui import theme
 from desktop.ui.node.chat_node import ChatNodeWidget
 from desktop.ui.node.style import is_dark, node_colors
-from desktop.ui.transcript.transcript import AssistantMessageView
+from desktop.ui.transcript.answer import AssistantMessageView
 
 
 def test_node_in_a_subwindow_restyles_on_palette_change(qtbot: Any, make_env: Any) -> None:

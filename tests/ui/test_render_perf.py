@@ -17,7 +17,8 @@ from desktop.core.chat.types import ChatMessage
 from desktop.core.project import new_node_state
 from desktop.ui.markdown.code import highlight_code, highlight_runs
 from desktop.ui.markdown.colour import COLOUR_SLICE, CodeColourer
-from desktop.ui.markdown.render import MarkdownTheme, render_markdown_blocks
+from desktop.ui.markdown.render import render_markdown_blocks
+from desktop.ui.markdown.theme import MarkdownTheme
 from desktop.ui.markdown.view import MarkdownView, document_tables
 from desktop.ui.transcript.content import OLDER_BUDGET, build_older
 from desktop.ui.transcript.transcript import BATCH_MESSAGES, EAGER_MESSAGES
@@ -201,9 +202,9 @@ def test_a_view_colours_a_big_block_over_frames(qtbot: Any, whole_code_blocks: N
 
 def test_one_frame_budget_is_shared_by_every_streamed_body(qapp: Any, monkeypatch: Any) -> None:
     import desktop.ui.frames as frames_mod
-    import desktop.ui.transcript.body as body_mod
+    import desktop.ui.markdown.stream as body_mod
     from desktop.ui.frames import FrameScheduler
-    from desktop.ui.transcript.body import StreamedBody
+    from desktop.ui.markdown.stream import StreamedBody
 
     clock = [1000.0]
     monkeypatch.setattr("desktop.ui.frames.time.perf_counter", lambda: clock[0])

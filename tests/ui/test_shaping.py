@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from PySide6.QtGui import QFont, QTextLayout
 
-from desktop.ui.markdown.render import MarkdownTheme
 from desktop.ui.markdown.shaping import layout_font, needs_shaping
 from desktop.ui.markdown.textflow import TextFlowView
+from desktop.ui.markdown.theme import MarkdownTheme
 from desktop.ui.markdown.view import MarkdownView
 
 ARABIC = "مرحبا بالعالم"

@@ -18,10 +18,12 @@ from hypothesis import strategies as st
 from test_chat_node_support import NodeEnv, make_env  # noqa: F401
 
 from desktop.core.chat.types import ChatMessage, Delta, Done
+from desktop.ui.markdown import stream as message_body
 from desktop.ui.markdown.block_stream import PARSE_LIMIT, BlockStream
-from desktop.ui.markdown.render import MarkdownTheme, block_starts, render_markdown, render_tokens
-from desktop.ui.transcript import body as message_body
-from desktop.ui.transcript.views import AssistantMessageView
+from desktop.ui.markdown.parser import block_starts
+from desktop.ui.markdown.render import render_markdown, render_tokens
+from desktop.ui.markdown.theme import MarkdownTheme
+from desktop.ui.transcript.answer import AssistantMessageView
 
 
 def answer(blocks: int = 50, seed: int = 7) -> str:

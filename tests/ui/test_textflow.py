@@ -13,9 +13,10 @@ from test_chat_node_support import NodeEnv, make_env  # noqa: F401
 from desktop.core.chat.types import Delta, Done
 from desktop.ui.frames import FrameScheduler
 from desktop.ui.markdown.render import render_markdown, render_markdown_blocks
+from desktop.ui.markdown.segments import PLAIN_SEGMENT_CHARS
 from desktop.ui.markdown.textflow import FREEZE_LINES, TextFlowView
 from desktop.ui.markdown.view import MarkdownView
-from desktop.ui.transcript.views import PLAIN_SEGMENT_CHARS, AssistantMessageView
+from desktop.ui.transcript.answer import AssistantMessageView
 
 WIDTH = 400
 

@@ -17,9 +17,10 @@ from desktop.core.chat.types import ChatMessage, Usage
 from desktop.core.project import new_node_state
 from desktop.ui.markdown.view import MarkdownView
 from desktop.ui.transcript import message_window
+from desktop.ui.transcript.answer import AssistantMessageView
 from desktop.ui.transcript.message_window import RELEASE_SCREENS, CostModel
 from desktop.ui.transcript.transcript import Transcript
-from desktop.ui.transcript.views import AssistantMessageView, MessageView, UserMessageView
+from desktop.ui.transcript.views import MessageView, UserMessageView
 
 ANSWER = (
     "## Answer {i}\n\nSome *text* with `code` and a list:\n\n- one\n- two\n- three\n\n"

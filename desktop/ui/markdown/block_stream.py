@@ -23,7 +23,7 @@ from typing import Any
 
 from markdown_it.token import Token
 
-from desktop.ui.markdown.render import block_parse
+from desktop.ui.markdown.parser import block_parse
 
 __all__ = ["BlockStream", "PARSE_LIMIT"]
 

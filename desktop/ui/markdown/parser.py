@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.parser_block import ParserBlock
@@ -25,7 +26,7 @@ from mdit_py_plugins.texmath import texmath_plugin
 
 log = logging.getLogger(__name__)
 
-__all__ = ["PARSER", "MAX_NESTING", "make_parser"]
+__all__ = ["PARSER", "MAX_NESTING", "block_parse", "block_starts", "make_parser"]
 
 MAX_NESTING = 20
 """Deepest nesting of quotes and lists (token levels); deeper content is shown as literal text."""
@@ -132,3 +133,45 @@ def make_parser() -> MarkdownIt:
 
 PARSER = make_parser()
 """The parser every render and block split uses (``make_parser()``)."""
+
+
+def block_starts(src: str, env: dict[str, Any]) -> list[tuple[int, int, str]]:
+    """The top-level blocks of ``src`` as ``(first line, character offset, token type)``.
+
+    Only the block structure is parsed (no inline parsing, no rendering).
+
+    Args:
+        src: Markdown source (lines separated by ``\\n``).
+        env: markdown-it environment; reference definitions found are added to
+            ``env["references"]``.
+
+    Returns:
+        One entry per top-level block, in order (reference definitions make no block); the type
+        is markdown-it's opening token type (``paragraph_open``, ``fence``, ``bullet_list_open``...).
+    """
+    return block_parse(src, env)[0]
+
+
+def block_parse(src: str, env: dict[str, Any]) -> tuple[list[tuple[int, int, str]], list[list[Token]]]:
+    """``block_starts``, and the block-level tokens of each top-level block (for ``render_tokens``).
+
+    Args:
+        src: Markdown source (lines separated by ``\\n``).
+        env: markdown-it environment (reference definitions are added to ``env["references"]``).
+
+    Returns:
+        The starts (as ``block_starts``) and, per start, the tokens from it to the next start.
+    """
+    state = StateBlock(src, PARSER, env, [])
+    PARSER.block.tokenize(state, 0, state.lineMax)
+    out: list[tuple[int, int, str]] = []
+    firsts: list[int] = []
+    tokens = state.tokens
+    for i, tok in enumerate(tokens):
+        if tok.level == 0 and tok.nesting >= 0 and tok.map is not None:
+            line = tok.map[0]
+            out.append((line, state.bMarks[line], tok.type))
+            firsts.append(i)
+    ends = [*firsts[1:], len(tokens)] if firsts else []
+    groups = [tokens[a:b] for a, b in zip(firsts, ends, strict=True)]
+    return out, groups

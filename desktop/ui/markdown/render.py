@@ -14,43 +14,34 @@ code (display maths may start right under a line of text), footnote references, 
 inline notes (``^[…]``) are shown where they are written, and nesting deeper than ``MAX_NESTING``
 levels as literal text instead of being dropped.
 
-``render_markdown_blocks`` splits the result into top-level blocks; ``block_starts`` gives the
-block structure of a source without rendering it (the streaming pipeline in
-``desktop.ui.markdown.block_stream`` uses both).
+``render_markdown_blocks`` splits the result into top-level blocks; ``render_tokens`` finishes the
+block-level parse of one block (``parser.block_parse``) that the streaming pipeline
+(``desktop.ui.markdown.stream``) already did. The links, the inline markup and the code blocks'
+frames are in ``rich_text.py``; the colours in ``theme.py``.
 """
 
 from __future__ import annotations
 
-import html
 import logging
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from markdown_it.rules_block import StateBlock
 from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 
 from desktop.ui.markdown.code import code_pieces, highlight_code
-from desktop.ui.markdown.parser import MAX_NESTING, PARSER
+from desktop.ui.markdown.parser import PARSER
+from desktop.ui.markdown.rich_text import code_block_html, footnote_mark, inline_html, render_plain
+from desktop.ui.markdown.theme import MarkdownTheme
 
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "MarkdownTheme",
     "MarkdownBlock",
-    "MAX_NESTING",
     "render_markdown",
     "render_markdown_blocks",
-    "render_plain",
-    "document_css",
-    "safe_link",
-    "block_starts",
-    "block_parse",
     "render_tokens",
-    "code_block_html",
-    "code_pieces",
     "CODE_PIECE_LINES",
 ]
 
@@ -58,57 +49,8 @@ CODE_PIECE_LINES = 150
 """A top-level code block longer than this (lines) is shown as stacked pieces of at most this many
 lines: laying one piece out costs a few milliseconds, a 5,000-line block at once ~90 ms."""
 
-
-@dataclass(frozen=True, slots=True)
-class MarkdownTheme:
-    """Colours used by the rendered HTML (hex strings like ``#1e1f22``).
-
-    Attributes:
-        text: Body text colour.
-        code_bg: Background of code blocks and inline code.
-        code_border: Border colour of code blocks and tables.
-        link: Link colour.
-        muted: Colour of secondary text (code language labels, quote text).
-        mono_family: Monospace font family list for code.
-        dark: True on a dark background: code is highlighted with a dark Pygments style.
-    """
-
-    text: str = "#1f2328"
-    code_bg: str = "#f3f4f6"
-    code_border: str = "#d0d7de"
-    link: str = "#0969da"
-    muted: str = "#656d76"
-    mono_family: str = "'JetBrains Mono','Cascadia Code','Menlo','Consolas','DejaVu Sans Mono',monospace"
-    dark: bool = False
-
-
-def document_css(theme: MarkdownTheme) -> str:
-    """The default style sheet to install on a ``QTextDocument`` before setting rendered HTML."""
-    return (
-        f"a {{ color: {theme.link}; text-decoration: none; }}"
-        f"code {{ font-family: {theme.mono_family}; background-color: {theme.code_bg}; }}"
-        f"pre {{ font-family: {theme.mono_family}; }}"
-        f"blockquote {{ color: {theme.muted}; }}"
-        "h1 { font-size: x-large; } h2 { font-size: large; } h3 { font-size: medium; }"
-        "th { font-weight: 600; }"
-    )
-
-
-_SAFE_SCHEMES = ("http://", "https://", "mailto:")
-
-
-def safe_link(url: str) -> str | None:
-    """Return ``url`` when it may become a clickable link (http, https, mailto), else None."""
-    u = url.strip()
-    low = u.lower()
-    if low.startswith(_SAFE_SCHEMES) and not any(c in u for c in ' "<>\n\r\t'):
-        return u
-    return None
-
-
-def render_plain(text: str) -> str:
-    """Escape plain text as Qt rich text, keeping line breaks and runs of spaces."""
-    return "<p style='white-space:pre-wrap'>" + html.escape(text) + "</p>"
+_PLAIN_CHILDREN = frozenset({"text", "softbreak", "hardbreak"})
+"""The inline token types of a paragraph without markup (``MarkdownBlock.plain``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,171 +85,6 @@ class MarkdownBlock:
     copies: tuple[str | None, ...] = ()
 
 
-
-
-def block_starts(src: str, env: dict[str, Any]) -> list[tuple[int, int, str]]:
-    """The top-level blocks of ``src`` as ``(first line, character offset, token type)``.
-
-    Only the block structure is parsed (no inline parsing, no rendering).
-
-    Args:
-        src: Markdown source (lines separated by ``\\n``).
-        env: markdown-it environment; reference definitions found are added to
-            ``env["references"]``.
-
-    Returns:
-        One entry per top-level block, in order (reference definitions make no block); the type
-        is markdown-it's opening token type (``paragraph_open``, ``fence``, ``bullet_list_open``...).
-    """
-    return block_parse(src, env)[0]
-
-
-def block_parse(src: str, env: dict[str, Any]) -> tuple[list[tuple[int, int, str]], list[list[Token]]]:
-    """``block_starts``, and the block-level tokens of each top-level block (for ``render_tokens``).
-
-    Args:
-        src: Markdown source (lines separated by ``\\n``).
-        env: markdown-it environment (reference definitions are added to ``env["references"]``).
-
-    Returns:
-        The starts (as ``block_starts``) and, per start, the tokens from it to the next start.
-    """
-    state = StateBlock(src, PARSER, env, [])
-    PARSER.block.tokenize(state, 0, state.lineMax)
-    out: list[tuple[int, int, str]] = []
-    firsts: list[int] = []
-    tokens = state.tokens
-    for i, tok in enumerate(tokens):
-        if tok.level == 0 and tok.nesting >= 0 and tok.map is not None:
-            line = tok.map[0]
-            out.append((line, state.bMarks[line], tok.type))
-            firsts.append(i)
-    ends = [*firsts[1:], len(tokens)] if firsts else []
-    groups = [tokens[a:b] for a, b in zip(firsts, ends, strict=True)]
-    return out, groups
-
-
-# ---------------------------------------------------------------------------------------------
-# Tokens to Qt rich text
-
-
-def code_block_html(pre: str, lang: str, theme: MarkdownTheme, part: str = "whole") -> str:
-    """A code block as Qt rich text: ``pre`` (from ``highlight_code``) in a framed cell, under a
-    label line (the language, or "code") that leaves room for the view's Copy button.
-
-    Args:
-        pre: The ``<pre>`` of the code (or of one piece of it).
-        lang: The fence's language ("" for none).
-        theme: Colours.
-        part: ``"whole"``; or, for a long block shown as pieces, ``"first"`` (label, top border),
-            ``"middle"`` (sides only) or ``"last"`` (bottom border): stacked without gaps they
-            read as one block.
-    """
-    if part == "whole":
-        style = f"margin:2px 0 8px 0; color:{theme.muted}; font-size:small"
-        label = f"<p style='{style}'>{html.escape(lang or 'code')}</p>"
-        return (
-            f"<table width='100%' cellspacing='0' cellpadding='8' border='0' "
-            f"style='background-color:{theme.code_bg}; margin-top:6px; margin-bottom:6px; "
-            f"border:1px solid {theme.code_border}'><tr><td>{label}{pre}</td></tr></table>"
-        )
-    line = f"1px solid {theme.code_border}"
-    sides = [f"border-left:{line}", f"border-right:{line}", f"background-color:{theme.code_bg}"]
-    label = ""
-    if part == "first":
-        sides += [f"border-top:{line}", "padding-bottom:0px"]
-        style = f"margin:2px 0 8px 0; color:{theme.muted}; font-size:small"
-        label = f"<p style='{style}'>{html.escape(lang or 'code')}</p>"
-    elif part == "last":
-        sides += [f"border-bottom:{line}", "padding-top:0px"]
-    else:
-        sides += ["padding-top:0px", "padding-bottom:0px"]
-    margins = {"first": "margin-top:6px; margin-bottom:0px", "last": "margin-top:0px; margin-bottom:6px"}
-    return (
-        f"<table width='100%' cellspacing='0' cellpadding='8' border='0' "
-        f"style='{margins.get(part, 'margin:0px')}; border-collapse:collapse'>"
-        f"<tr><td style='{'; '.join(sides)}'>{label}{pre}</td></tr></table>"
-    )
-
-
-_BARE_URL = re.compile(
-    r"(?<![\w/=\"'])https?://[^\s<>()\[\]]*[^\s<>()\[\].,;:!?'\"*_~]"
-    r"|(?<![\w/=\"'.@-])www\.[A-Za-z0-9-]+\.[^\s<>()\[\]]*[^\s<>()\[\].,;:!?'\"*_~]"
-)
-"""A bare URL in text (GFM's autolink extension): ``http(s)://…``, or ``www.`` followed by a domain
-(linked to ``http://`` as GitHub does); trailing punctuation stays text."""
-_SIMPLE_TAGS = {
-    "em_open": "<i>",
-    "em_close": "</i>",
-    "strong_open": "<b>",
-    "strong_close": "</b>",
-    "s_open": "<s>",
-    "s_close": "</s>",
-}
-_PLAIN_CHILDREN = frozenset({"text", "softbreak", "hardbreak"})
-
-
-def _anchor_open(url: str) -> str | None:
-    target = safe_link(url)
-    return None if target is None else f'<a href="{html.escape(target, quote=True)}">'
-
-
-def _text(content: str, in_link: bool) -> str:
-    if in_link or ("://" not in content and "www." not in content):
-        return html.escape(content, quote=False)
-    out: list[str] = []
-    pos = 0
-    for m in _BARE_URL.finditer(content):
-        url = m.group(0)
-        href = url if "://" in url[:8] else "http://" + url
-        out.append(html.escape(content[pos : m.start()], quote=False))
-        out.append(f'<a href="{html.escape(href, quote=True)}">{html.escape(url, quote=False)}</a>')
-        pos = m.end()
-    out.append(html.escape(content[pos:], quote=False))
-    return "".join(out)
-
-
-def _footnote_mark(tok: Token) -> str:
-    return "<sup>[" + html.escape(str((tok.meta or {}).get("label", "")), quote=False) + "]</sup>"
-
-
-def _inline(children: list[Token]) -> str:
-    out: list[str] = []
-    links: list[bool] = []  # per open link: whether an anchor was emitted
-    for tok in children:
-        kind = tok.type
-        if kind == "text":
-            out.append(_text(tok.content, bool(links)))
-        elif kind in ("softbreak", "hardbreak"):
-            out.append("<br/>")
-        elif kind in ("code_inline", "math_inline", "math_inline_double"):
-            out.append("<code>" + html.escape(tok.content, quote=False) + "</code>")
-        elif kind in _SIMPLE_TAGS:
-            out.append(_SIMPLE_TAGS[kind])
-        elif kind == "footnote_ref":
-            out.append(_footnote_mark(tok))
-        elif kind == "inline_note":  # ^[note]: shown where it is written, raised like a reference
-            out.append("<sup>[" + _inline(tok.children or []) + "]</sup>")
-        elif kind == "link_open":
-            opener = _anchor_open(str(tok.attrs.get("href", "")))
-            links.append(opener is not None)
-            if opener is not None:
-                out.append(opener)
-        elif kind == "link_close":
-            if links and links.pop():
-                out.append("</a>")
-        elif kind == "image":
-            label = html.escape(f"[image: {tok.content or 'image'}]", quote=False)
-            opener = None if links else _anchor_open(str(tok.attrs.get("src", "")))
-            out.append(label if opener is None else f"{opener}{label}</a>")
-        elif kind == "html_inline":
-            if "task-list-item-checkbox" in tok.content:  # only the task-list plugin makes these
-                out.append("☑" if "checked" in tok.content else "☐")
-            else:
-                out.append(html.escape(tok.content, quote=False))
-        else:
-            out.append(html.escape(tok.content, quote=False))
-    return "".join(out)
 
 
 class _Renderer:
@@ -405,8 +182,8 @@ class _Renderer:
             elif kind == "inline":
                 children = tok.children or []
                 if i >= 2 and tokens[i - 2].type == "footnote_reference_open":  # a definition: mark first
-                    parts.append(_footnote_mark(tokens[i - 2]) + " ")
-                parts.append(_inline(children))
+                    parts.append(footnote_mark(tokens[i - 2]) + " ")
+                parts.append(inline_html(children))
                 if tok.level == 1 and tokens[i - 1].type == "paragraph_open" and all(
                     c.type in _PLAIN_CHILDREN for c in children
                 ) and "://" not in tok.content:
@@ -416,7 +193,7 @@ class _Renderer:
                     tables.append(None)
                     langs.append("")
                 elif kind == "footnote_reference_open" and tokens[i + 1].type != "paragraph_open":
-                    parts.append(f"<p>{_footnote_mark(tok)}</p>")  # a definition opening with a list, code...
+                    parts.append(f"<p>{footnote_mark(tok)}</p>")  # a definition opening with a list, code...
                 parts.append(self.open_tag(tok))
             if tok.level == 0 and tok.nesting <= 0:
                 out.append(MarkdownBlock("".join(parts), plain, tables=tuple(tables), langs=tuple(langs)))

@@ -2,7 +2,7 @@
 
 The view fits its height to its content, never scrolls itself (the transcript scrolls) and loads
 no resources: no images, no style sheets, no remote or local files. Clicked links open in the
-system browser only when ``desktop.ui.markdown.render.safe_link`` accepts them.
+system browser only when ``desktop.ui.markdown.rich_text.safe_link`` accepts them.
 
 Each code block shown gets a **Copy** button (``copyCodeButton``, a real ``QToolButton`` on the
 view's viewport, at the right of the block's label line) that copies the block's raw code.
@@ -30,9 +30,11 @@ from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QToolButton, QW
 
 from desktop.ui.frames import frame_scheduler, tick_deadline
 from desktop.ui.markdown.colour import COLOUR_SLICE, CodeColourer
-from desktop.ui.markdown.render import MarkdownTheme, document_css, render_markdown_blocks, safe_link
+from desktop.ui.markdown.render import render_markdown_blocks
+from desktop.ui.markdown.rich_text import safe_link
 from desktop.ui.markdown.selection import selection_text
 from desktop.ui.markdown.shaping import layout_font, needs_shaping
+from desktop.ui.markdown.theme import MarkdownTheme, document_css
 
 log = logging.getLogger(__name__)
 

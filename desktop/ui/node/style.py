@@ -9,13 +9,10 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QColor, QPalette
 
-if TYPE_CHECKING:
-    # The Markdown renderer loads with the transcript, after the window's first paint.
-    from desktop.ui.markdown.render import MarkdownTheme
+from desktop.ui.markdown.theme import MarkdownTheme  # light: the renderer loads after the first paint
 
 log = logging.getLogger(__name__)
 
@@ -107,8 +104,6 @@ def node_colors(palette: QPalette) -> NodeColors:
 
 def markdown_theme(colors: NodeColors) -> MarkdownTheme:
     """The Markdown theme matching ``colors``."""
-    from desktop.ui.markdown.render import MarkdownTheme
-
     return MarkdownTheme(
         text=colors.text,
         code_bg=colors.code_bg,

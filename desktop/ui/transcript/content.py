@@ -1,24 +1,36 @@
 """The transcript's content widget and how older messages are built on scroll (a budget per step).
 
-``OpaqueContent`` paints its own background so scrolling moves pixels instead of repainting the
-node behind it. ``build_older`` builds the message widgets just above the ones shown, newest first,
-for at most ``OLDER_BUDGET`` seconds per call (at least one message): reaching the top of a long
-node then costs a frame, not the dozens of milliseconds per message a whole batch would.
-``OlderPages`` holds those widgets in pages, so adding one at the top moves a page's widgets, not
-every widget of the node. ``keep_gutter`` gives the transcript a stable scroll-bar gutter.
+``content_rows`` lays out the rows the content always holds around the message widgets (the link
+to earlier messages, the error row, the empty state). ``OpaqueContent`` paints its own background so
+scrolling moves pixels instead of repainting the node behind it. ``build_older`` builds the message
+widgets just above the ones shown, newest first, for at most ``OLDER_BUDGET`` seconds per call (at
+least one message): reaching the top of a long node then costs a frame, not the dozens of
+milliseconds per message a whole batch would. ``OlderPages`` holds those widgets in pages, so adding
+one at the top moves a page's widgets, not every widget of the node. ``keep_gutter`` gives the
+transcript a stable scroll-bar gutter.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QPainter, QPaintEvent
-from PySide6.QtWidgets import QAbstractScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QAbstractScrollArea, QLabel, QVBoxLayout, QWidget
 
-__all__ = ["OpaqueContent", "OlderPages", "build_older", "keep_gutter", "OLDER_BUDGET", "PAGE_MESSAGES"]
+from desktop.ui.transcript.error_row import ErrorRow
+
+__all__ = [
+    "ContentRows", "OpaqueContent", "OlderPages", "build_older", "content_rows", "keep_gutter",
+    "EMPTY_STATE_TEXT", "OLDER_BUDGET", "PAGE_MESSAGES",
+]
+
+EMPTY_STATE_TEXT = (
+    "No messages yet.\n"
+    "The model can read the files of this project; anything that would change one asks you first."
+)
 
 OLDER_BUDGET = 0.006
 """Seconds one scroll step may spend building older message widgets (at least one is built)."""
@@ -47,6 +59,43 @@ class OpaqueContent(QWidget):
         painter = QPainter(self)
         painter.fillRect(event.rect(), self.palette().brush(self.backgroundRole()))
         painter.end()
+
+
+class ContentRows(NamedTuple):
+    """The rows of a transcript's content around its message widgets (see :func:`content_rows`)."""
+
+    layout: QVBoxLayout
+    older: QLabel
+    error_row: ErrorRow
+    empty: QLabel
+
+
+def content_rows(content: QWidget) -> ContentRows:
+    """Lay out ``content``: the link to earlier messages (``loadOlder``, hidden), the error row
+    (hidden), the empty state (``emptyState``), then a stretch; the message widgets go between the
+    link and the error row."""
+    vbox = QVBoxLayout(content)
+    vbox.setContentsMargins(12, 10, 12, 10)
+    vbox.setSpacing(10)
+    older = QLabel(content)
+    older.setObjectName("loadOlder")
+    older.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    older.setTextFormat(Qt.TextFormat.RichText)
+    older.setVisible(False)
+    vbox.addWidget(older)
+    error_row = ErrorRow(content)
+    error_row.setVisible(False)
+    vbox.addWidget(error_row)
+    # What a blank node says instead of nothing (disabled: the palette's quiet text colour).
+    empty = QLabel(EMPTY_STATE_TEXT, content)
+    empty.setObjectName("emptyState")
+    empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    empty.setWordWrap(True)
+    empty.setContentsMargins(24, 48, 24, 0)
+    empty.setEnabled(False)
+    vbox.addWidget(empty)
+    vbox.addStretch(1)
+    return ContentRows(vbox, older, error_row, empty)
 
 
 def keep_gutter(area: QAbstractScrollArea, *, idle: bool) -> None:

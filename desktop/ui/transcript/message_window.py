@@ -36,7 +36,8 @@ from PySide6.QtWidgets import QApplication, QScrollArea, QWidget
 
 from desktop.core.chat.types import ChatMessage
 from desktop.ui.frames import settle
-from desktop.ui.transcript.views import AssistantMessageView, MessageView, RenderedBody
+from desktop.ui.transcript.answer import AssistantMessageView, RenderedBody
+from desktop.ui.transcript.views import MessageView
 
 log = logging.getLogger(__name__)
 
