@@ -14,7 +14,8 @@ from desktop.core.chat.types import Delta, Done
 from desktop.ui.frames import FrameScheduler
 from desktop.ui.markdown.render import render_markdown, render_markdown_blocks
 from desktop.ui.markdown.segments import PLAIN_SEGMENT_CHARS
-from desktop.ui.markdown.textflow import FREEZE_LINES, TextFlowView
+from desktop.ui.markdown.text_chunks import FREEZE_LINES
+from desktop.ui.markdown.textflow import TextFlowView
 from desktop.ui.markdown.view import MarkdownView
 from desktop.ui.transcript.answer import AssistantMessageView
 

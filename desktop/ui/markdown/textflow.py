@@ -2,11 +2,8 @@
 
 ``QTextDocument`` (and so ``QTextBrowser``, ``QPlainTextEdit`` and ``QLabel``) lays out a whole
 paragraph again on every change to it: appending to a streamed 80 KB paragraph costs ~12 ms per
-append. This view keeps the text in *chunks* of laid-out lines instead. Only the tail chunk (the
-last few lines) is laid out again when text is appended; as soon as the tail holds more than
-``FREEZE_LINES`` lines, all of them but the last are frozen (their ``QTextLayout`` is kept and
-painted as is) and the tail restarts at the last line. Greedy line breaking only looks forward, so
-the frozen lines are exactly those a single layout of the whole text would produce.
+append. This view keeps the text in *chunks* of laid-out lines instead (``text_chunks.py``): only the tail
+chunk (the last few lines) is laid out again when text is appended.
 
 The view paints only the lines inside the exposed rectangle, supports mouse and keyboard
 selection (Ctrl+C, Ctrl+A, a context menu with "Copy message (Markdown)"), and answers
@@ -18,7 +15,6 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import (
@@ -41,43 +37,9 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QMenu, QSizePolicy, QWidget
 
 from desktop.ui.markdown.shaping import layout_font, needs_shaping
+from desktop.ui.markdown.text_chunks import Chunk, common_prefix, lay_out
 
-__all__ = ["TextFlowView", "FREEZE_LINES", "PIECE_CHARS"]
-
-FREEZE_LINES = 8
-"""The tail is re-laid out on every append; past this many lines its first lines are frozen."""
-PIECE_CHARS = 4096
-"""Longest text laid out in one go (a long text is laid out piece by piece, same result)."""
-_LINE_SEPARATOR = "\u2028"  # what QTextLayout breaks a line at; same length as "\n"
-
-
-@dataclass(slots=True)
-class _Chunk:
-    layout: QTextLayout
-    start: int  # index in the text of the layout's first character
-    lines: int  # how many of the layout's lines belong to this chunk (the rest belong to later ones)
-    top: float  # y of the chunk's first line in the view (without the margin)
-    height: float
-    astral: list[int]  # UTF-16 offsets of the layout's non-BMP characters (QTextLayout counts in UTF-16)
-    chars: int = 0  # how many characters (Python indices) the chunk's lines cover
-
-    def to_py(self, u16: int) -> int:
-        """A UTF-16 offset in the layout as a Python index relative to ``start``."""
-        return u16 - bisect.bisect_left(self.astral, u16) if self.astral else u16
-
-    def to_u16(self, py: int) -> int:
-        """A Python index relative to ``start`` as a UTF-16 offset in the layout."""
-        if not self.astral:
-            return py
-        # astral[k] - k is the Python index of the k-th non-BMP character.
-        lo, hi = 0, len(self.astral)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if self.astral[mid] - mid < py:
-                lo = mid + 1
-            else:
-                hi = mid
-        return py + lo
+__all__ = ["TextFlowView"]
 
 
 class TextFlowView(QWidget):
@@ -97,7 +59,7 @@ class TextFlowView(QWidget):
         self.copy_message: Callable[[], None] | None = None
         self._text = ""
         self._shaped = False  # the text holds a character that needs shaping (``shaping.py``)
-        self._chunks: list[_Chunk] = []  # frozen chunks, then the tail chunk (always last when text)
+        self._chunks: list[Chunk] = []  # frozen chunks, then the tail chunk (always last when text)
         self._tops: list[float] = []  # chunk tops, for bisect
         self._width = -1.0
         self._margin = 1.0
@@ -133,7 +95,7 @@ class TextFlowView(QWidget):
             self._shaped = shaped
             self._relayout_all()
             return
-        self._relayout_from(len(text) if grown else _common_prefix(old, text))
+        self._relayout_from(len(text) if grown else common_prefix(old, text))
 
     def release(self) -> None:
         """Drop the text and its laid-out lines (the view is hidden far away)."""
@@ -231,48 +193,11 @@ class TextFlowView(QWidget):
         self.update(0, y, self.width(), max(0, self.height() - y))
 
     def _layout_tail(self, start: int, top: float) -> None:
-        """Lay out ``text[start:]`` in pieces, freezing full chunks, leaving one tail chunk."""
-        text = self._text
+        """Lay out ``text[start:]`` in chunks (``text_chunks.lay_out``): frozen ones, then the tail."""
         width = max(1.0, self._width - 2 * self._margin)
-        font = self.layout_font()
-        while start < len(text):
-            piece_end = min(len(text), start + PIECE_CHARS)
-            last_piece = piece_end >= len(text)
-            piece = text[start:piece_end]
-            astral = _astral_offsets(piece)
-            layout = QTextLayout(piece.replace("\n", _LINE_SEPARATOR), font)
-            layout.setTextOption(self._option)
-            layout.setCacheEnabled(True)
-            layout.beginLayout()
-            y = 0.0
-            count = 0
-            while True:
-                line = layout.createLine()
-                if not line.isValid():
-                    break
-                line.setLeadingIncluded(True)
-                line.setLineWidth(width)
-                line.setPosition(QPointF(0.0, y))
-                y += line.height()
-                count += 1
-            layout.endLayout()
-            if count == 0:
-                return
-            if last_piece and count <= FREEZE_LINES:
-                self._add_chunk(_Chunk(layout, start, count, top, y, astral))
-                return
-            # Freeze all lines but the last (which may still change), continue from its start.
-            keep = max(1, count - 1)  # one line: a piece without a break opportunity, frozen whole
-            chunk = _Chunk(layout, start, keep, top, y if keep == count else layout.lineAt(keep).y(), astral)
-            self._add_chunk(chunk)
-            top += chunk.height
-            start += chunk.chars
-
-    def _add_chunk(self, chunk: _Chunk) -> None:
-        last = chunk.layout.lineAt(chunk.lines - 1)
-        chunk.chars = chunk.to_py(last.textStart() + last.textLength())
-        self._chunks.append(chunk)
-        self._tops.append(chunk.top)
+        for chunk in lay_out(self._text, start, top, width, self.layout_font(), self._option):
+            self._chunks.append(chunk)
+            self._tops.append(chunk.top)
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
         """Re-wrap the text when the width changes."""
@@ -430,28 +355,3 @@ class TextFlowView(QWidget):
             menu.addAction("Copy message (Markdown)").triggered.connect(self.copy_message)
         menu.exec(event.globalPos())
         menu.deleteLater()
-
-
-def _astral_offsets(piece: str) -> list[int]:
-    """UTF-16 offsets of the characters outside the BMP in ``piece`` (empty for most text)."""
-    if piece.isascii() or max(piece) < "\U00010000":
-        return []
-    out: list[int] = []
-    extra = 0
-    for i, ch in enumerate(piece):
-        if ch >= "\U00010000":
-            out.append(i + extra)
-            extra += 1
-    return out
-
-
-def _common_prefix(a: str, b: str) -> int:
-    """Length of the longest common prefix of ``a`` and ``b`` (binary search on slices: C speed)."""
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
