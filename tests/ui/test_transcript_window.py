@@ -18,7 +18,8 @@ from desktop.core.project import new_node_state
 from desktop.ui.markdown.view import MarkdownView
 from desktop.ui.transcript import message_window
 from desktop.ui.transcript.answer import AssistantMessageView
-from desktop.ui.transcript.message_window import RELEASE_SCREENS, CostModel
+from desktop.ui.transcript.message_window import RELEASE_SCREENS
+from desktop.ui.transcript.slots import CostModel
 from desktop.ui.transcript.transcript import Transcript
 from desktop.ui.transcript.views import MessageView, UserMessageView
 

@@ -20,7 +20,7 @@ would ask), while work is left: idle time builds ahead too.
 
 Whatever a pass builds or releases, the content under the user's eye stays in place: the slot at
 the top of the viewport is the anchor, and the scroll position is moved by however much the
-content above it grew or shrank.
+content above it grew or shrank. The slots, the release rule and the cost model are in ``slots.py``.
 """
 
 from __future__ import annotations
@@ -32,21 +32,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication, QScrollArea, QWidget
+from PySide6.QtWidgets import QScrollArea, QWidget
 
 from desktop.core.chat.types import ChatMessage
 from desktop.ui.frames import settle
 from desktop.ui.transcript.answer import AssistantMessageView, RenderedBody
+from desktop.ui.transcript.slots import CostModel, Slot, unfilled
 from desktop.ui.transcript.views import MessageView
 
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "Slot",
     "WindowHooks",
-    "CostModel",
     "MessageWindow",
-    "may_release",
     "RELEASE_SCREENS",
     "BUILD_SCREENS",
     "PREFETCH_SCREENS",
@@ -66,84 +64,6 @@ CONTINUE_MS = 4
 """Delay of the next pass while work is left (the event loop runs in between)."""
 
 PLACEHOLDER_NAME = "messagePlaceholder"
-
-
-def _pending(view: MessageView | None) -> bool:
-    """Whether a view being made still has body segments to fill."""
-    return isinstance(view, AssistantMessageView) and view.body.pending
-
-
-def may_release(view: MessageView, busy: set[str]) -> bool:
-    """Whether releasing ``view`` loses nothing: not streaming or waiting to render (``busy``
-    message ids), not being edited, no permission asked, no focus in it."""
-    if view.message_id in busy:
-        return False
-    if isinstance(view, AssistantMessageView):
-        if view.rendering() or (view.rendered_body() is None and view.body.isVisibleTo(view)):
-            return False
-        if any(card.permission is not None for card in view.cards.values()):
-            return False
-    editor = view.action_row.editor if view.action_row is not None else None
-    if editor is not None and editor.isVisibleTo(view):
-        return False
-    focus = QApplication.focusWidget()
-    return focus is None or not view.isAncestorOf(focus)
-
-
-class Slot:
-    """One message widget of the transcript: its view, or a placeholder of the view's height.
-
-    Attributes:
-        message_id: the message shown.
-        view: the view (hidden, out of the layout and without its body while released).
-        holder: the placeholder, while released.
-    """
-
-    __slots__ = ("message_id", "view", "holder", "spare")
-
-    def __init__(self, view: MessageView) -> None:
-        self.message_id = view.message_id
-        self.view = view
-        self.holder: QWidget | None = None
-        self.spare: QWidget | None = None  # the placeholder of an earlier release, hidden, kept
-
-    def widget(self) -> QWidget:
-        """The widget in the layout (the view or its placeholder)."""
-        return self.holder if self.holder is not None else self.view
-
-
-class CostModel:
-    """Predicts what building a message costs from its size, learning from what builds cost.
-
-    Two kinds of work: ``"render"`` (Markdown to segments) and ``"build"`` (the widgets or the
-    documents, from rendered segments). Each is ``base + per_char × characters`` seconds;
-    ``per_char`` follows the measured costs (a moving average): a slow machine predicts slow builds.
-    Two kinds of steps of making an older answer's view in slices, ``"slice"`` (making the view or
-    filling more of it: at least one segment) and ``"place"`` (polishing and laying it out at the
-    top), are predicted as the moving average of their measured durations (``step``).
-    """
-
-    def __init__(self) -> None:
-        self._base = {"render": 0.0003, "build": 0.0015}
-        self._per_char = {"render": 1.8e-6, "build": 1.5e-6}
-        self._steps = {"slice": 0.003, "place": 0.0012}
-
-    def step(self, kind: str) -> float:
-        """Predicted seconds of one ``"slice"`` or ``"place"`` step."""
-        return self._steps[kind]
-
-    def record_step(self, kind: str, seconds: float) -> None:
-        """Learn from a measured step."""
-        self._steps[kind] = 0.8 * self._steps[kind] + 0.2 * min(seconds, 0.1)
-
-    def estimate(self, kind: str, chars: int) -> float:
-        """Predicted seconds of ``kind`` work for a message of ``chars`` characters."""
-        return self._base[kind] + self._per_char[kind] * chars
-
-    def record(self, kind: str, chars: int, seconds: float) -> None:
-        """Learn from a measured cost."""
-        rate = max(0.0, seconds - self._base[kind]) / max(chars, 200)
-        self._per_char[kind] = 0.8 * self._per_char[kind] + 0.2 * min(rate, 1e-4)
 
 
 @dataclass
@@ -399,7 +319,7 @@ class MessageWindow:
             kind = "build" if sliced or msg.role != "assistant" else "render"
             now = time.perf_counter()
             if sliced:
-                cost = costs.step("slice" if making is None or _pending(making[1]) else "place")
+                cost = costs.step("slice" if making is None or unfilled(making[1]) else "place")
             else:
                 cost = costs.estimate(kind, len(msg.content))
             if not fresh and now + cost > deadline:
@@ -414,13 +334,13 @@ class MessageWindow:
                 worked = True
             else:
                 view = making[1]
-                worked = _pending(view)
+                worked = unfilled(view)
                 if worked and isinstance(view, AssistantMessageView):
                     view.sync(msg, live=False, deadline=deadline)
             if sliced and worked:
                 costs.record_step("slice", time.perf_counter() - now)
             placing = time.perf_counter()
-            if _pending(view) or (worked and view is not None and placing + costs.step("place") > deadline):
+            if unfilled(view) or (worked and view is not None and placing + costs.step("place") > deadline):
                 self._making = (msg, view)  # the rest, or the placing, in the next pass
                 break
             self._making = None

@@ -41,9 +41,10 @@ from desktop.ui.transcript.content import (
     keep_gutter,
 )
 from desktop.ui.transcript.live import LiveRender
-from desktop.ui.transcript.message_window import MessageWindow, WindowHooks, may_release
+from desktop.ui.transcript.message_window import MessageWindow, WindowHooks
 from desktop.ui.transcript.messages import MessageViews
 from desktop.ui.transcript.permission_card import CardMark
+from desktop.ui.transcript.slots import may_release
 from desktop.ui.transcript.tool_card import ToolCard
 from desktop.ui.transcript.views import MessageView
 
