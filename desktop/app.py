@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     from desktop.core.redact import KeyScrubFilter
     from desktop.core.secrets import SecretStore
     from desktop.core.settings import CONFIG_DIR_ENV  # noqa: F401 (re-exported lazily, see __getattr__)
-    from desktop.ui.context import AppContext, DemoOffer, DemoServer
+    from desktop.ui.context import AppContext
+    from desktop.ui.demo_offer import DemoOffer, DemoServer
     from desktop.ui.window.main_window import MainWindow
 
 log = logging.getLogger(__name__)
@@ -130,7 +131,7 @@ def wire_window(window: MainWindow, context: AppContext) -> None:
 def demo_offer() -> DemoOffer:
     """The offline demo this app ships: the loopback provider playing the scripted tour."""
     from desktop.demo import DEMO_MODEL, DEMO_MODELS
-    from desktop.ui.context import DemoOffer
+    from desktop.ui.demo_offer import DemoOffer
 
     def start(tokens_per_second: float | None) -> DemoServer:
         from desktop.demo import start_demo_provider  # the server modules load only when it starts

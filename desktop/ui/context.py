@@ -1,7 +1,7 @@
-"""The services one main window runs on: :class:`AppContext`, and what the demo needs (:class:`DemoOffer`).
+"""The services one main window runs on: :class:`AppContext`.
 
-``desktop.app`` builds the context: it injects the offline demo (:class:`DemoOffer`) and the key-shape
-scrubber, so nothing in ``desktop.ui`` imports the demo package or the bootstrap module.
+``desktop.app`` builds the context: it injects the offline demo (``demo_offer.DemoOffer``) and the
+key-shape scrubber, so nothing in ``desktop.ui`` imports the demo package or the bootstrap module.
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import logging
 import os
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from desktop.core.redact import scrub_secrets
+from desktop.ui.demo_offer import DemoOffer, DemoServer, with_demo_provider, without_demo_provider
 
 if TYPE_CHECKING:
     import asyncio
@@ -33,44 +33,7 @@ log = logging.getLogger(__name__)
 _KEY_CACHE_S = 2.0
 """How long the log filter reuses the known keys before it looks them up again."""
 
-__all__ = ["AppContext", "DemoOffer", "DemoServer"]
-
-
-class DemoServer(Protocol):
-    """A running offline demo provider (the loopback fake provider in practice)."""
-
-    @property
-    def base_url(self) -> str:
-        """The server's root URL."""
-        ...
-
-    @property
-    def anthropic_base_url(self) -> str:
-        """The base URL of its Anthropic-protocol endpoint."""
-        ...
-
-    def stop(self) -> None:
-        """Stop serving (idempotent)."""
-        ...
-
-
-@dataclass(frozen=True)
-class DemoOffer:
-    """Everything the window needs to offer the offline demo, injected by ``desktop.app``.
-
-    Attributes:
-        provider_id: The id of the in-memory demo provider in the effective settings.
-        model: The demo's default model.
-        models: Every model the demo provider lists.
-        first_prompt: What a new demo project offers to send first (the demo answers it with its tour).
-        start: Starts the demo server; takes the streaming speed in tokens per second (None: unthrottled).
-    """
-
-    provider_id: str
-    model: str
-    models: tuple[str, ...]
-    first_prompt: str
-    start: Callable[[float | None], DemoServer]
+__all__ = ["AppContext"]
 
 
 class AppContext:
@@ -269,22 +232,7 @@ class AppContext:
         offer = self.demo_offer
         if self.demo_server is None or offer is None:
             return self.settings
-        from desktop.core.settings import ProviderSettings
-
-        eff = self.settings.copy()
-        eff.providers = [p for p in eff.providers if p.id != offer.provider_id]
-        eff.providers.insert(0, ProviderSettings(
-            id=offer.provider_id,
-            name="Offline demo",
-            api="anthropic",
-            base_url=self.demo_server.anthropic_base_url,
-            needs_key=False,
-            key_env=None,
-            models=list(offer.models),
-        ))
-        eff.default_provider = offer.provider_id
-        eff.default_model = offer.model
-        return eff
+        return with_demo_provider(self.settings, offer, self.demo_server)
 
     def save_settings(self, settings: Settings) -> None:
         """Validate, save and adopt ``settings`` (the demo provider is never saved).
@@ -293,13 +241,7 @@ class AppContext:
             SettingsError: The settings are invalid (nothing changes).
             OSError: Writing failed.
         """
-        clean = settings.copy()
-        demo_id = self.demo_offer.provider_id if self.demo_offer is not None else None
-        if demo_id is not None:
-            clean.providers = [p for p in clean.providers if p.id != demo_id]
-            if clean.default_provider == demo_id:
-                clean.default_provider = self.settings.default_provider
-                clean.default_model = self.settings.default_model
+        clean = without_demo_provider(settings, self.demo_offer, self.settings)
         self.settings_store.save(clean)
         self.settings = clean
         self.settings_error = None
