@@ -11,6 +11,8 @@ are listed in ``[tool.vulture] ignore_names`` in pyproject.toml. Dead code does 
 # Read by tests and automation (state and test hooks of widgets and services).
 _.probe_task  # MainWindow: the first-run local-server probe
 _.export_conversation  # MainWindow: export without the file dialog
+_.act_new_node  # MainWindow: its actions (the others are found by object name)
+_.act_quit  # MainWindow
 _.installed  # ErrorReporter
 _.built  # NodeLoading: whether a node built before the first paint has its transcript yet
 _.last_error  # ErrorReporter: the last summary shown

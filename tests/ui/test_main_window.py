@@ -17,7 +17,7 @@ from test_app_support import close_window, fake_provider_entry, files_containing
 from desktop.testing import FakeProvider, Turn
 from desktop.ui.banner import Banner
 from desktop.ui.node.chat_node import ChatNodeWidget
-from desktop.ui.window.main_window import AUTOSAVE_DELAY_MS
+from desktop.ui.window.project_controller import AUTOSAVE_DELAY_MS
 
 pytest_plugins = ["test_app_support"]  # fixtures: fake, make_context, open_window
 
@@ -166,7 +166,7 @@ def test_no_provider_shows_the_welcome_banner_and_the_demo_works(qtbot: Any, ope
 
 def test_local_server_probe_offers_it(qtbot: Any, open_window: Any, fake: FakeProvider, dirs: Any,
                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    import desktop.ui.window.main_window as mw
+    import desktop.ui.window.first_run as mw
 
     monkeypatch.setattr(mw, "LOCAL_SERVERS", (("nothing", "Nothing", "http://127.0.0.1:9/none"),
                                               ("lmstudio", "LM Studio", fake.openai_base_url + "/models")))

@@ -1,4 +1,4 @@
-"""The main window's chrome: actions, the menu bar, the slim toolbar and the status bar labels.
+"""The main window's chrome: its actions, the menu bar, the slim toolbar and the status bar labels.
 
 Built with Qt only (no core, no ``Qt`` enum namespace), because the window's shell is built and
 painted before anything else is imported.
@@ -8,11 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QLabel, QMainWindow, QMenuBar, QSizePolicy, QToolBar, QWidget
 
-__all__ = ["make_action", "fill_menu_bar", "build_toolbar", "StatusLabels", "build_status_bar"]
+__all__ = [
+    "ActionSlots", "StatusLabels", "WindowActions", "build_status_bar", "build_toolbar", "display_path",
+    "fill_menu_bar", "fit_to_screen", "make_action",
+]
 
 #: A menu: its title and its actions, None for a separator.
 MenuSpec = tuple[str, Sequence[QAction | None]]
@@ -109,6 +114,104 @@ def build_status_bar(window: QMainWindow) -> StatusLabels:
                     "\"≥\" when some model has no known price)")
     status.addPermanentWidget(cost)
     return StatusLabels(project=project, provider=provider, cost=cost)
+
+
+@dataclass(frozen=True)
+class ActionSlots:
+    """What the main window's actions do: each is called without arguments, ``tabbed`` with its state."""
+
+    new_project: Callable[[], object]
+    open_project: Callable[[], object]
+    export: Callable[[], object]
+    project_budget: Callable[[], object]
+    settings: Callable[[], object]
+    quit: Callable[[], object]
+    new_node: Callable[[], object]
+    close_node: Callable[[], object]
+    tile: Callable[[], object]
+    cascade: Callable[[], object]
+    tabbed: Callable[[bool], object]
+    usage: Callable[[], object]
+    about: Callable[[], object]
+    demo: Callable[[], object]
+
+
+class WindowActions:
+    """The main window's actions, named by what they do (tests and automation find them by object name).
+
+    Args:
+        window: Their owner.
+        on: What each does.
+    """
+
+    def __init__(self, window: QMainWindow, on: ActionSlots) -> None:
+        def action(text: str, slot: Callable[[], object], **kw: Any) -> QAction:
+            return make_action(window, text, slot, **kw)
+
+        self.new_project = action("New project…", on.new_project, name="newProjectAction",
+                                  tip="Create a project in a new or empty folder")
+        self.open_project = action("Open project…", on.open_project, shortcut=QKeySequence.StandardKey.Open,
+                                   name="openProjectAction", tip="Open a project folder")
+        self.export = action("Export conversation…", on.export, shortcut="Ctrl+E", name="exportAction",
+                             tip="Save the active conversation as Markdown")
+        self.export.setIconText("Export")
+        self.project_budget = action("Project budget…", on.project_budget, name="projectBudgetAction",
+                                     tip="This project's monthly budget")
+        self.settings = action("Settings…", on.settings, shortcut="Ctrl+,", name="settingsAction",
+                               tip="Providers, keys, prices and limits")
+        self.settings.setMenuRole(QAction.MenuRole.PreferencesRole)
+        self.settings.setIconText("Settings")
+        self.quit = action("Quit", on.quit, shortcut="Ctrl+Q", name="quitAction")
+        self.quit.setMenuRole(QAction.MenuRole.QuitRole)
+        self.new_node = action("New chat node", on.new_node, shortcut="Ctrl+N", name="newNodeAction",
+                               tip="Open a new chat node (Ctrl+N)")
+        self.new_node.setIconText("+  New chat")
+        self.close_node = action("Close node", on.close_node, shortcut="Ctrl+W", name="closeNodeAction",
+                                 tip="Close the active chat node")
+        self.tile = action("Tile", on.tile, name="tileAction", tip="Tile the nodes side by side")
+        self.cascade = action("Cascade", on.cascade, name="cascadeAction", tip="Cascade the nodes")
+        self.tabbed = QAction("Tabbed", window)
+        self.tabbed.setObjectName("tabbedAction")
+        self.tabbed.setCheckable(True)
+        self.tabbed.setToolTip("Show one node at a time, with tabs")
+        self.tabbed.toggled.connect(on.tabbed)
+        self.usage = action("Usage…", on.usage, name="usageAction",
+                            tip="Spending by day, model, node and project, from the usage ledger")
+        self.about = action("About Chat Nodes", on.about, name="aboutAction")
+        self.about.setMenuRole(QAction.MenuRole.AboutRole)
+        self.demo = action("Offline demo", on.demo, name="demoAction",
+                           tip="Use the built-in offline demo provider (no key needed)")
+
+    def install(self, window: QMainWindow) -> StatusLabels:
+        """Put the actions in ``window``'s menu bar and toolbar, and set up its status bar."""
+        fill_menu_bar(window.menuBar(), [
+            ("&File", [self.new_project, self.open_project, None, self.export, None,
+                       self.project_budget, self.settings, None, self.quit]),
+            ("&Node", [self.new_node, self.close_node]),
+            ("&View", [self.tile, self.cascade, None, self.tabbed, None, self.usage]),
+            ("&Help", [self.demo, None, self.about]),
+        ])
+        build_toolbar(window, [self.new_node, None, self.tile, self.cascade, self.tabbed],
+                      [self.export, self.settings])
+        return build_status_bar(window)
+
+
+def fit_to_screen(window: QMainWindow, width: int, height: int) -> None:
+    """Size ``window`` ``width`` x ``height``, shrunk to 92 % of the screen's free area on small screens."""
+    screen = window.screen()
+    if screen is not None:
+        free = screen.availableGeometry()
+        width = min(width, int(free.width() * 0.92))
+        height = min(height, int(free.height() * 0.92))
+    window.resize(max(width, 640), max(height, 480))
+
+
+def display_path(path: Path) -> str:
+    """``path`` with the home folder shown as ``~``."""
+    try:
+        return "~/" + path.relative_to(Path.home()).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def show_about_box(window: QMainWindow) -> None:

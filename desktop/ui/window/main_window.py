@@ -1,38 +1,33 @@
 """The main window: the node area, menus, a slim toolbar, banners, the session cost and the shutdown.
 
-The window is the frame around three parts: the :class:`~desktop.ui.window.node_area.NodeArea` (the MDI
-area of chat nodes and their layouts), the :class:`~desktop.ui.window.project_controller.ProjectController`
-(open/new project, autosave, save, export) and, once ``desktop.app`` installs it, the
-:class:`~desktop.ui.window.error_reporter.ErrorReporter`. It handles the first run (welcome banner, local
-servers, the offline demo) and shuts everything down when it closes.
+The window is the frame around its parts: the node area (``node_area.NodeArea``: the MDI area of chat
+nodes and their layouts), the project controller (``project_controller.ProjectController``: open/new
+project, autosave, save, export), the money dialogs (``desktop.ui.money.dialogs``), its chrome
+(``chrome.WindowActions``: actions, menus, toolbar, status bar), the first run (``first_run.FirstRun``:
+welcome banner, local servers, the offline demo) and, once ``desktop.app`` installs it, the error
+reporter (``error_reporter.ErrorReporter``). It connects them to each other (a node's cost change
+updates the session chip) and shuts everything down when it closes.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShowEvent
+from PySide6.QtGui import QCloseEvent, QShowEvent
 from PySide6.QtWidgets import QMainWindow, QMdiArea, QMdiSubWindow, QVBoxLayout, QWidget
 
-from desktop.ui.banner import Banner, BannerArea, BannerKind, KeepNodesFilled
+from desktop.ui.banner import Banner, BannerArea, BannerKind
 from desktop.ui.money.dialogs import MoneyDialogs
 from desktop.ui.money.session_chip import show_session, sum_costs
-from desktop.ui.window.chrome import (
-    build_status_bar,
-    build_toolbar,
-    fill_menu_bar,
-    make_action,
-    show_about_box,
-)
+from desktop.ui.window.chrome import ActionSlots, WindowActions, display_path, fit_to_screen, show_about_box
 from desktop.ui.window.error_reporter import ErrorReporter
+from desktop.ui.window.first_run import FirstRun
 from desktop.ui.window.node_area import NodeArea
-from desktop.ui.window.project_controller import AUTOSAVE_DELAY_MS, ProjectController
+from desktop.ui.window.project_controller import ProjectController
 
 if TYPE_CHECKING:
     import asyncio
@@ -48,15 +43,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MainWindow", "AUTOSAVE_DELAY_MS", "LOCAL_SERVERS"]
-
-LOCAL_SERVERS: tuple[tuple[str, str, str], ...] = (
-    ("ollama", "Ollama", "http://127.0.0.1:11434/api/tags"),
-    ("lmstudio", "LM Studio", "http://127.0.0.1:1234/v1/models"),
-)
-"""Keyless local servers probed on a first run: (provider id, name, probe URL)."""
-
-_PROBE_TIMEOUT_S = 0.3
+__all__ = ["MainWindow"]
 
 
 class MainWindow(QMainWindow):
@@ -73,22 +60,36 @@ class MainWindow(QMainWindow):
     project_opened = Signal(str)
     saved = Signal()
 
+    projects: ProjectController
+    """Opens, autosaves, saves and exports the project."""
+    money: MoneyDialogs
+    """The usage dashboard and the budget dialogs."""
+
     def __init__(self, context: AppContext | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._context: AppContext | None = None
         self.setObjectName("mainWindow")
         self.setWindowTitle("Chat Nodes")
-        self._fit_to_screen(1320, 840)
+        fit_to_screen(self, 1320, 840)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._shutdown_done = False
         self._shutdown_task: asyncio.Task[Any] | None = None
         self._tile_on_show = False
         self._first_run_checked = False
         self._error_reporter: ErrorReporter | None = None
-        self.probe_task: asyncio.Task[Any] | None = None
+        self.first_run = FirstRun(self)  # welcome, local servers, the demo (first_run.py)
         self.settings_dialog: SettingsDialog | None = None
 
-        self._build_actions()
+        a = WindowActions(self, ActionSlots(  # chrome.py
+            new_project=lambda: self.projects.new_project_dialog(),
+            open_project=lambda: self.projects.open_project_dialog(),
+            export=lambda: self.projects.export_dialog(),
+            project_budget=lambda: self.money.open_project_budget(), settings=self.open_settings,
+            quit=self.close, new_node=self.add_node, close_node=self.close_active_node, tile=self.tile,
+            cascade=self.cascade, tabbed=self.set_tabbed, usage=lambda: self.money.open_usage(),
+            about=self.show_about, demo=self.try_demo))
+        self.act_export, self.act_close_node, self.act_tabbed = a.export, a.close_node, a.tabbed
+        self.act_new_node, self.act_quit = a.new_node, a.quit
         central = QWidget(self)
         layout = QVBoxLayout(central)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -112,7 +113,10 @@ class MainWindow(QMainWindow):
         self.node_area.cost_changed.connect(self._update_cost)
         self.node_area.nodes_changed.connect(self._update_cost)
 
-        self._build_chrome()
+        labels = a.install(self)  # the menus, the toolbar, the status bar
+        self.project_label, self.provider_label, self.cost_label = (labels.project, labels.provider,
+                                                                    labels.cost)
+        self._update_cost()
         if context is not None:
             self.attach(context)
 
@@ -127,15 +131,6 @@ class MainWindow(QMainWindow):
             raise RuntimeError("the main window has no application context yet")
         return self._context
 
-    def _fit_to_screen(self, width: int, height: int) -> None:
-        """Start at ``width`` x ``height``, shrunk to 92 % of the screen's free area on small screens."""
-        screen = self.screen()
-        if screen is not None:
-            free = screen.availableGeometry()
-            width = min(width, int(free.width() * 0.92))
-            height = min(height, int(free.height() * 0.92))
-        self.resize(max(width, 640), max(height, 480))
-
     def attach(self, context: AppContext) -> None:
         """Wire the shell to ``context`` (settings problems show at once). Call once, on the qasync loop.
 
@@ -148,7 +143,7 @@ class MainWindow(QMainWindow):
         self._error_reporter = ErrorReporter(self._show_error, context.scrub, parent=self)
         if context.settings_error:
             self.show_banner(context.settings_error, kind="warning", object_name="settingsErrorBanner")
-        self._update_title()
+        self.update_title()
         context.after_load(self._on_services_loaded)
 
     def _on_services_loaded(self) -> None:
@@ -167,65 +162,6 @@ class MainWindow(QMainWindow):
         if self._error_reporter is None:
             raise RuntimeError("the main window has no application context yet")
         return self._error_reporter
-
-    # ------------------------------------------------------------------------------------------
-    # Construction
-
-    def _build_actions(self) -> None:
-        def action(text: str, slot: Callable[[], object], **kw: Any) -> QAction:
-            return make_action(self, text, slot, **kw)
-
-        self.act_new_project = action("New project…", self._new_project_dialog, name="newProjectAction",
-                                      tip="Create a project in a new or empty folder")
-        self.act_open_project = action("Open project…", self._open_project_dialog,
-                                       shortcut=QKeySequence.StandardKey.Open, name="openProjectAction",
-                                       tip="Open a project folder")
-        self.act_export = action("Export conversation…", self._export_dialog, shortcut="Ctrl+E",
-                                 name="exportAction", tip="Save the active conversation as Markdown")
-        self.act_export.setIconText("Export")
-        self.act_project_budget = action("Project budget…", lambda: self.money.open_project_budget(),
-                                         name="projectBudgetAction", tip="This project's monthly budget")
-        self.act_settings = action("Settings…", self.open_settings, shortcut="Ctrl+,",
-                                   name="settingsAction", tip="Providers, keys, prices and limits")
-        self.act_settings.setMenuRole(QAction.MenuRole.PreferencesRole)
-        self.act_settings.setIconText("Settings")
-        self.act_quit = action("Quit", self.close, shortcut="Ctrl+Q", name="quitAction")
-        self.act_quit.setMenuRole(QAction.MenuRole.QuitRole)
-        self.act_new_node = action("New chat node", self.add_node, shortcut="Ctrl+N",
-                                   name="newNodeAction", tip="Open a new chat node (Ctrl+N)")
-        self.act_new_node.setIconText("+  New chat")
-        self.act_close_node = action("Close node", self.close_active_node, shortcut="Ctrl+W",
-                                     name="closeNodeAction", tip="Close the active chat node")
-        self.act_tile = action("Tile", self.tile, name="tileAction", tip="Tile the nodes side by side")
-        self.act_cascade = action("Cascade", self.cascade, name="cascadeAction", tip="Cascade the nodes")
-        self.act_tabbed = QAction("Tabbed", self)
-        self.act_tabbed.setObjectName("tabbedAction")
-        self.act_tabbed.setCheckable(True)
-        self.act_tabbed.setToolTip("Show one node at a time, with tabs")
-        self.act_tabbed.toggled.connect(self.set_tabbed)
-        self.act_usage = action("Usage…", lambda: self.money.open_usage(), name="usageAction",
-                                tip="Spending by day, model, node and project, from the usage ledger")
-        self.act_about = action("About Chat Nodes", self.show_about, name="aboutAction")
-        self.act_about.setMenuRole(QAction.MenuRole.AboutRole)
-        self.act_demo = action("Offline demo", self.try_demo, name="demoAction",
-                               tip="Use the built-in offline demo provider (no key needed)")
-
-    def _build_chrome(self) -> None:
-        fill_menu_bar(self.menuBar(), [
-            ("&File", [self.act_new_project, self.act_open_project, None, self.act_export, None,
-                       self.act_project_budget, self.act_settings, None, self.act_quit]),
-            ("&Node", [self.act_new_node, self.act_close_node]),
-            ("&View", [self.act_tile, self.act_cascade, None, self.act_tabbed, None, self.act_usage]),
-            ("&Help", [self.act_demo, None, self.act_about]),
-        ])
-        build_toolbar(
-            self, [self.act_new_node, None, self.act_tile, self.act_cascade, self.act_tabbed],
-            [self.act_export, self.act_settings])
-        labels = build_status_bar(self)
-        self.project_label = labels.project
-        self.provider_label = labels.provider
-        self.cost_label = labels.cost
-        self._update_cost()
 
     # ------------------------------------------------------------------------------------------
     # Projects (the ProjectController does the work)
@@ -264,22 +200,13 @@ class MainWindow(QMainWindow):
         """Write the conversation of ``node`` (the active one when None) as Markdown to ``path``."""
         return self.projects.export(path, node)
 
-    def _new_project_dialog(self) -> None:
-        self.projects.new_project_dialog()
-
-    def _open_project_dialog(self) -> None:
-        self.projects.open_project_dialog()
-
-    def _export_dialog(self) -> None:
-        self.projects.export_dialog()
-
     def _on_project_opened(self, folder: str, new_nodes: bool) -> None:
         if new_nodes:
             self._tile_on_show = True
         if self._tile_on_show and self.isVisible():
             self._tile_on_show = False
             self.tile()
-        self._update_title()
+        self.update_title()
         self._update_cost()
         self.project_opened.emit(folder)
         self._maybe_check_first_run()
@@ -354,13 +281,14 @@ class MainWindow(QMainWindow):
             return None
         return self._context.budget_check(self.projects.monthly_budget)
 
-    def _update_title(self) -> None:
+    def update_title(self) -> None:
+        """Show the project and the demo in the title and the status bar."""
         folder = self.project_dir
         name = folder.name if folder is not None else ""
         demo = self._context is not None and self._context.demo
         suffix = " (offline demo)" if demo else ""
         self.setWindowTitle(f"{name} — Chat Nodes{suffix}" if name else f"Chat Nodes{suffix}")
-        self.project_label.setText(_display_path(folder) if folder is not None else "")
+        self.project_label.setText(display_path(folder) if folder is not None else "")
         self.project_label.setToolTip(f"Project folder (the tools' sandbox): {folder}" if folder else "")
         self.provider_label.setText("Offline demo" if demo else "")
 
@@ -376,7 +304,7 @@ class MainWindow(QMainWindow):
         self.show_banner(f"Something went wrong: {summary}. The app keeps running; details are in the log.",
                          kind="error", object_name="errorBanner")
 
-    def _hold(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+    def hold(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """Run ``coro`` as a task the window keeps a reference to."""
         import asyncio
 
@@ -403,103 +331,21 @@ class MainWindow(QMainWindow):
             self.check_first_run()
 
     def check_first_run(self) -> None:
-        """Without a usable provider, show the welcome banner and probe local servers."""
-        if self.context.has_usable_provider():
-            return
-        banner = self.show_banner(
-            "Welcome to Chat Nodes! No provider is set up yet: add an API key in Settings, "
-            "or try the offline demo (no key, no network).",
-            kind="info",
-            object_name="welcomeBanner",
-        )
-        banner.add_action("Open Settings", self.open_settings, object_name="openSettingsButton")
-        if self.context.demo_offer is not None:
-            banner.add_action("Try the offline demo", self.try_demo, object_name="tryDemoButton")
-        banner.dismissed.connect(self._focus_message_input)
-        if getattr(self, "_keep_filled", None) is None:  # the node keeps filling the area as the banner goes
-            self._keep_filled = KeepNodesFilled(self.mdi, self.banner_area)
-        try:
-            self.probe_task = self._hold(self._probe_local_servers())
-        except RuntimeError:  # no running loop (should not happen in the app)
-            self.probe_task = None
+        """Without a usable provider, show the welcome banner and probe local servers (``first_run.py``)."""
+        self.first_run.check()
 
-    async def _probe_local_servers(self) -> str | None:
-        for provider_id, name, url in LOCAL_SERVERS:
-            try:
-                resp = await self.context.client.get(url, timeout=_PROBE_TIMEOUT_S)
-            except Exception:  # refused, timeout...: nothing there
-                continue
-            if resp.status_code == 200:
-                banner = self.banner_area.find("welcomeBanner")
-                if banner is not None:
-                    banner.add_action(f"Use {name} (found on this computer)",
-                                      functools.partial(self.use_local_provider, provider_id),
-                                      object_name="useLocalProviderButton")
-                return provider_id
-        return None
+    @property
+    def probe_task(self) -> asyncio.Task[Any] | None:
+        """The first run's probe of the local servers (its result: the provider id found, or None)."""
+        return self.first_run.probe_task
 
     def use_local_provider(self, provider_id: str) -> None:
         """Make the keyless local provider ``provider_id`` the default (saved) and drop the welcome."""
-        from desktop.core.settings import preset
-
-        settings = self.context.settings.copy()
-        if settings.provider(provider_id) is None:
-            p = preset(provider_id)
-            if p is None:
-                return
-            settings.providers.append(p)
-        settings.default_provider = provider_id
-        provider = settings.provider(provider_id)
-        settings.default_model = provider.models[0] if provider is not None and provider.models else None
-        try:
-            self.context.save_settings(settings)
-        except Exception as exc:
-            self.show_banner(f"Could not save the settings: {exc}", kind="error",
-                             object_name="settingsErrorBanner")
-            return
-        self._after_provider_change()
+        self.first_run.use_local_provider(provider_id)
 
     def try_demo(self) -> None:
         """Switch to the offline demo: start the demo provider and move idle unconfigured nodes onto it."""
-        if not self.context.demo:
-            try:
-                self.context.start_demo()
-            except Exception as exc:
-                self.show_banner(f"The offline demo could not start: {exc}", kind="error",
-                                 object_name="demoErrorBanner")
-                return
-        self._after_provider_change(switch_to_demo=True)
-
-    def _after_provider_change(self, *, switch_to_demo: bool = False) -> None:
-        store = self.store
-        if store is not None:
-            store.history_cap_bytes = self.context.effective_settings().history_cap_bytes
-        if self.context.has_usable_provider():
-            banner = self.banner_area.find("welcomeBanner")
-            if banner is not None:
-                banner.dismiss()
-        for node in list(self.nodes()):
-            node.reload_settings()
-        offer = self.context.demo_offer
-        if switch_to_demo and offer is not None:
-            for node in list(self.nodes()):
-                state = node.to_state()
-                if node.is_busy() or state.provider in (None, offer.provider_id):
-                    continue  # a node without a provider of its own follows the default: the demo
-                if self.context.provider_config(state.provider, state.model) is not None:
-                    continue  # a working provider is left alone
-                demo_state = dataclasses.replace(state, provider=offer.provider_id, model=offer.model)
-                self.node_area.replace_node(node, demo_state)
-            self.schedule_save()
-        if switch_to_demo:
-            self._focus_message_input()
-
-    def _focus_message_input(self) -> None:
-        """Put the keyboard focus in the active (else the first) node's message input."""
-        node = self.active_node() or next(iter(self.nodes()), None)
-        if node is not None:
-            node.chat_input.setFocus()
-        self._update_title()
+        self.first_run.try_demo()
 
     # ------------------------------------------------------------------------------------------
     # Dialogs
@@ -517,7 +363,7 @@ class MainWindow(QMainWindow):
             return existing
         dialog = SettingsDialog(self.context, parent=self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
-        dialog.settings_saved.connect(lambda: self._after_provider_change())
+        dialog.settings_saved.connect(lambda: self.first_run.after_provider_change())
         dialog.destroyed.connect(lambda *_: setattr(self, "settings_dialog", None))
         self.settings_dialog = dialog
         dialog.open()
@@ -551,7 +397,7 @@ class MainWindow(QMainWindow):
             return
         event.ignore()
         if self._shutdown_task is None:
-            self._shutdown_task = self._hold(self._shutdown_then_close())
+            self._shutdown_task = self.hold(self._shutdown_then_close())
 
     async def _shutdown_then_close(self) -> None:
         try:
@@ -582,11 +428,3 @@ class MainWindow(QMainWindow):
         if self.projects.store is not None:
             self.projects.store.release()  # another window or instance may now take the project over
         self.node_area.shutdown()
-
-
-def _display_path(path: Path) -> str:
-    """``path`` with the home folder shown as ``~``."""
-    try:
-        return "~/" + path.relative_to(Path.home()).as_posix()
-    except ValueError:
-        return str(path)

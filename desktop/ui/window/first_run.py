@@ -1,0 +1,180 @@
+"""A window's first run, and what a change of provider does to its nodes.
+
+Without a usable provider the window shows the welcome banner (``welcomeBanner``: Open Settings, Try
+the offline demo) and probes the keyless local servers (``LOCAL_SERVERS``): one that answers gets a
+"Use … (found on this computer)" button. Choosing a provider (a local server, the demo, or the
+settings dialog's OK) reloads every node's providers; switching to the demo also moves the idle nodes
+whose own provider does not work onto it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any, Protocol
+
+from desktop.ui.banner import Banner, BannerArea, BannerKind, KeepNodesFilled
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from PySide6.QtWidgets import QMdiArea
+
+    from desktop.core.project import ProjectStore
+    from desktop.ui.context import AppContext
+    from desktop.ui.node.chat_node import ChatNodeWidget
+    from desktop.ui.window.node_area import NodeArea
+
+__all__ = ["FirstRun", "FirstRunHost", "LOCAL_SERVERS"]
+
+LOCAL_SERVERS: tuple[tuple[str, str, str], ...] = (
+    ("ollama", "Ollama", "http://127.0.0.1:11434/api/tags"),
+    ("lmstudio", "LM Studio", "http://127.0.0.1:1234/v1/models"),
+)
+"""Keyless local servers probed on a first run: (provider id, name, probe URL)."""
+
+_PROBE_TIMEOUT_S = 0.3
+
+
+class FirstRunHost(Protocol):
+    """What :class:`FirstRun` needs of its window (a ``MainWindow``; a Protocol, so this module does
+    not import the window's module back)."""
+
+    @property
+    def context(self) -> AppContext: ...
+    @property
+    def banner_area(self) -> BannerArea: ...
+    @property
+    def mdi(self) -> QMdiArea: ...
+    @property
+    def node_area(self) -> NodeArea: ...
+    @property
+    def store(self) -> ProjectStore | None: ...
+    def show_banner(self, text: str, *, kind: BannerKind = "info", object_name: str = "banner") -> Banner: ...
+    def open_settings(self) -> object: ...
+    def nodes(self) -> list[ChatNodeWidget]: ...
+    def active_node(self) -> ChatNodeWidget | None: ...
+    def schedule_save(self) -> None: ...
+    def hold(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
+    def update_title(self) -> None: ...
+
+
+class FirstRun:
+    """The first run of one main window (see the module docstring).
+
+    Attributes:
+        probe_task: The probe of the local servers (its result: the provider id found, or None).
+    """
+
+    def __init__(self, window: FirstRunHost) -> None:
+        self._window = window
+        self._keep_filled: KeepNodesFilled | None = None
+        self.probe_task: asyncio.Task[Any] | None = None
+
+    def check(self) -> None:
+        """Without a usable provider, show the welcome banner and probe local servers."""
+        window = self._window
+        if window.context.has_usable_provider():
+            return
+        banner = window.show_banner(
+            "Welcome to Chat Nodes! No provider is set up yet: add an API key in Settings, "
+            "or try the offline demo (no key, no network).",
+            kind="info",
+            object_name="welcomeBanner",
+        )
+        banner.add_action("Open Settings", window.open_settings, object_name="openSettingsButton")
+        if window.context.demo_offer is not None:
+            banner.add_action("Try the offline demo", self.try_demo, object_name="tryDemoButton")
+        banner.dismissed.connect(self.focus_message_input)
+        if self._keep_filled is None:  # the node keeps filling the area as the banner goes
+            self._keep_filled = KeepNodesFilled(window.mdi, window.banner_area)
+        try:
+            self.probe_task = window.hold(self._probe_local_servers())
+        except RuntimeError:  # no running loop (should not happen in the app)
+            self.probe_task = None
+
+    async def _probe_local_servers(self) -> str | None:
+        window = self._window
+        for provider_id, name, url in LOCAL_SERVERS:
+            try:
+                resp = await window.context.client.get(url, timeout=_PROBE_TIMEOUT_S)
+            except Exception:  # refused, timeout...: nothing there
+                continue
+            if resp.status_code == 200:
+                banner = window.banner_area.find("welcomeBanner")
+                if banner is not None:
+                    banner.add_action(f"Use {name} (found on this computer)",
+                                      functools.partial(self.use_local_provider, provider_id),
+                                      object_name="useLocalProviderButton")
+                return provider_id
+        return None
+
+    def use_local_provider(self, provider_id: str) -> None:
+        """Make the keyless local provider ``provider_id`` the default (saved) and drop the welcome."""
+        from desktop.core.settings import preset  # start-up: the window is built before the settings
+
+        window = self._window
+        settings = window.context.settings.copy()
+        if settings.provider(provider_id) is None:
+            p = preset(provider_id)
+            if p is None:
+                return
+            settings.providers.append(p)
+        settings.default_provider = provider_id
+        provider = settings.provider(provider_id)
+        settings.default_model = provider.models[0] if provider is not None and provider.models else None
+        try:
+            window.context.save_settings(settings)
+        except Exception as exc:
+            window.show_banner(f"Could not save the settings: {exc}", kind="error",
+                               object_name="settingsErrorBanner")
+            return
+        self.after_provider_change()
+
+    def try_demo(self) -> None:
+        """Switch to the offline demo: start the demo provider and move idle unconfigured nodes onto it."""
+        window = self._window
+        if not window.context.demo:
+            try:
+                window.context.start_demo()
+            except Exception as exc:
+                window.show_banner(f"The offline demo could not start: {exc}", kind="error",
+                                   object_name="demoErrorBanner")
+                return
+        self.after_provider_change(switch_to_demo=True)
+
+    def after_provider_change(self, *, switch_to_demo: bool = False) -> None:
+        """The providers changed: the nodes reload them (and move to the demo when switching to it)."""
+        window = self._window
+        context = window.context
+        store = window.store
+        if store is not None:
+            store.history_cap_bytes = context.effective_settings().history_cap_bytes
+        if context.has_usable_provider():
+            banner = window.banner_area.find("welcomeBanner")
+            if banner is not None:
+                banner.dismiss()
+        for node in list(window.nodes()):
+            node.reload_settings()
+        offer = context.demo_offer
+        if switch_to_demo and offer is not None:
+            for node in list(window.nodes()):
+                state = node.to_state()
+                if node.is_busy() or state.provider in (None, offer.provider_id):
+                    continue  # a node without a provider of its own follows the default: the demo
+                if context.provider_config(state.provider, state.model) is not None:
+                    continue  # a working provider is left alone
+                demo_state = dataclasses.replace(state, provider=offer.provider_id, model=offer.model)
+                window.node_area.replace_node(node, demo_state)
+            window.schedule_save()
+        if switch_to_demo:
+            self.focus_message_input()
+
+    def focus_message_input(self) -> None:
+        """Put the keyboard focus in the active (else the first) node's message input."""
+        window = self._window
+        node = window.active_node() or next(iter(window.nodes()), None)
+        if node is not None:
+            node.chat_input.setFocus()
+        window.update_title()
