@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from desktop.core.redact import scrub_secrets
+from desktop.ui.bridge import RuntimeBridge
 from desktop.ui.demo_offer import DemoOffer, DemoServer, with_demo_provider, without_demo_provider
+from desktop.ui.services import LazyRuntime
 
 if TYPE_CHECKING:
     import asyncio
@@ -71,10 +73,8 @@ class AppContext:
         secrets: SecretStore | None = None,
         defer_services: bool = False,
     ) -> None:
-        from desktop.core.permissions import GrantStore
+        from desktop.core.permissions import GrantStore  # start-up: the context loads before them
         from desktop.core.settings import SettingsStore
-        from desktop.ui.bridge import RuntimeBridge
-        from desktop.ui.services import LazyRuntime
 
         self.config_dir = Path(config_dir)
         self.environ: Mapping[str, str] = os.environ if environ is None else environ
@@ -173,7 +173,7 @@ class AppContext:
     def mcp(self) -> McpHub:
         """The MCP servers (cheap until one is configured; the SDK loads when a server starts)."""
         if self._mcp is None:
-            from desktop.ui.mcp_hub import McpHub
+            from desktop.ui.mcp_hub import McpHub  # deferred like the other services: it brings asyncio
 
             self._mcp = McpHub(
                 runtime=self.runtime_handle,

@@ -38,6 +38,8 @@ MAX_DEFER_S = 30.0
 
 
 def _rendering() -> bool:
+    # Here, not at import time: the collector is installed before the first paint, the render tick
+    # loads with the first transcript (start-up).
     from desktop.ui.frames import frame_scheduler, interacting
 
     return frame_scheduler().pending_count() > 0 or interacting()

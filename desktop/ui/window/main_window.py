@@ -354,7 +354,7 @@ class MainWindow(QMainWindow):
         """Open the settings dialog (window-modal sheet, the event loop keeps running); returns it."""
         from PySide6.QtCore import Qt
 
-        from desktop.ui.settings.dialog import SettingsDialog
+        from desktop.ui.settings.dialog import SettingsDialog  # start-up: its pages bring httpx
 
         existing = self.settings_dialog
         if existing is not None and existing.isVisible():

@@ -15,6 +15,8 @@ from PySide6.QtCore import QEvent, QObject, QRect, QSize, Signal
 from PySide6.QtGui import QAction, QIcon, QPixmap
 from PySide6.QtWidgets import QMdiArea, QMdiSubWindow, QWidget
 
+from desktop.ui.theme import app_icon
+
 if TYPE_CHECKING:
     # Only for type hints: the window's shell is built before the core and the chat node are imported.
     from desktop.core.project import NodeState
@@ -161,6 +163,7 @@ class NodeArea(QObject):
         """
         from PySide6.QtCore import Qt
 
+        # Here, not at import time: the window's shell is painted before the node's modules load.
         from desktop.ui.node.chat_node import ChatNodeWidget
 
         if self.services is None:
@@ -225,8 +228,6 @@ class NodeArea(QObject):
 
         if self._icon is None:
             from PySide6.QtGui import QGuiApplication
-
-            from desktop.ui.theme import app_icon
 
             icon = QGuiApplication.windowIcon()  # the app's, when it set one (no second load of the files)
             if icon.isNull():

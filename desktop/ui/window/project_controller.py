@@ -18,6 +18,8 @@ from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QFileDialog, QMainWindow
 
 from desktop.ui.banner import Banner, BannerArea, BannerKind
+from desktop.ui.mcp.servers import project_opened as mcp_project_opened
+from desktop.ui.services import AppServices
 from desktop.ui.window.node_area import NodeArea, new_node_state
 
 if TYPE_CHECKING:
@@ -96,8 +98,7 @@ class ProjectController(QObject):
         except OSError as exc:
             self._banner(f"Could not open {folder}: {exc.strerror or exc}", "error", "projectErrorBanner")
             return
-        from desktop.core.project import ProjectStore
-        from desktop.ui.services import AppServices
+        from desktop.core.project import ProjectStore  # start-up: the shell is painted before the core
 
         if self.store is not None:
             if not self.store.read_only and not self.save():
@@ -194,8 +195,6 @@ class ProjectController(QObject):
         """MCP for the opened project (trust banner, start), unless another project replaced it since."""
         if self.store is not store:
             return
-        from desktop.ui.mcp.servers import project_opened as mcp_project_opened
-
         mcp_project_opened(self._window, self._banners, self._context(), folder)
 
     def _read_only_banner(self, reason: str, *, hint: str = "Take over once it is closed there.") -> None:
