@@ -20,14 +20,14 @@ _.subscriber_count  # RuntimeBridge
 _.total_tokens  # core.chat.types.Usage
 _.last_corrupt  # core.settings.SettingsStore
 _.bad_lines  # core.project archive reading
-_.is_expanded  # cards
-_.completer  # chat_input
-_.completion_visible  # chat_input
+_.is_expanded  # transcript.thinking
+_.completer  # node.input
+_.completion_visible  # node.input
 _.ticks  # frames
 _.is_pending  # frames
 _.pending_count  # frames
 _.set_key  # settings.dialog
-_.line_count  # textflow
+_.line_count  # markdown.textflow
 _.set_markdown  # transcript
 _.views  # transcript
 _.message_texts  # transcript
@@ -67,7 +67,7 @@ _.full_history
 
 # Usage dashboard figures read by its tests.
 _.day_total  # core.usage DailySpend
-_.series  # ui.usage_chart.UsageChart
+_.series  # ui.money.usage_chart.UsageChart
 _.stacks
 
 # MCP core API used by its tests only (the UI uses the rest of it).
@@ -81,7 +81,7 @@ _.is_rendering
 
 # Library APIs.
 _.priority  # keyring.backend.KeyringBackend.priority (screenshots' in-memory keyring)
-_.length  # QTextLayout.FormatRange.length (textflow)
-_.format  # QTextLayout.FormatRange.format (textflow)
-_.alt  # markdown-it Rule.alt: the rules a block rule may end (md_parser: display maths ends a paragraph)
-_.__cache__  # markdown-it Ruler.__cache__: cleared so its rule chains are compiled again (md_parser)
+_.length  # QTextLayout.FormatRange.length (markdown.textflow)
+_.format  # QTextLayout.FormatRange.format (markdown.textflow)
+_.alt  # markdown-it Rule.alt: the rules a block rule may end (markdown.parser: display maths ends paragraphs)
+_.__cache__  # markdown-it Ruler.__cache__: cleared so its rule chains are compiled again (markdown.parser)

@@ -27,7 +27,7 @@ __all__ = ["AssistantMessageView", "RenderedBody", "render_body"]
 
 
 class RenderedBody(NamedTuple):
-    """What a finished assistant body shows, kept when its view is released (``transcript_window``).
+    """What a finished assistant body shows, kept when its view is released (``message_window``).
 
     Attributes:
         content: the Markdown source.

@@ -306,7 +306,7 @@ class Transcript(QScrollArea):
         return conv.messages[self._start - 1] if conv is not None and self._start > 0 else None
 
     def _place_older(self, view: MessageView | None) -> None:
-        """The next older message is built (``transcript_window``, ahead of need): its view on top."""
+        """The next older message is built (``message_window``, ahead of need): its view on top."""
         self._start -= 1
         if view is not None:
             self._place_on_top(view)

@@ -125,7 +125,7 @@ class UserMessageView(MessageView):
 
     def __init__(self, msg: ChatMessage, parent: QWidget | None = None) -> None:
         super().__init__(msg, parent)
-        outer = QVBoxLayout(self)  # the bubble's row, then the inline editor (message_actions)
+        outer = QVBoxLayout(self)  # the bubble's row, then the inline editor (actions.py)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.setSpacing(0)
         row = QHBoxLayout()
