@@ -1,4 +1,7 @@
-"""One render tick for every transcript: coalesced, and bounded in time per tick.
+"""One render tick for every transcript and Markdown view: coalesced, and bounded in time per tick.
+
+Shared plumbing: the transcript room asks for ticks, the markdown room's streaming and colouring
+spend what is left of one (``tick_deadline``); this module knows neither.
 
 Each transcript used to run its own 16 ms timer, so with 8 streaming nodes up to 8 timers could
 fire back to back and render in one go, however long that took. ``FrameScheduler`` is shared by
