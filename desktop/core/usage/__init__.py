@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from ._report import (
         CSV_COLUMNS,
         GROUP_BYS,
+        CsvExport,
         DailySpend,
         GroupBy,
         Ranked,
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
         load_summary,
         summarize,
         summary_window,
+        write_csv,
     )
     from ._tally import MonthlyTally
 
@@ -110,6 +112,7 @@ _LAZY: dict[str, str] = {
     "UsageRecorder": "_recorder",
     "CSV_COLUMNS": "_report",
     "GROUP_BYS": "_report",
+    "CsvExport": "_report",
     "DailySpend": "_report",
     "GroupBy": "_report",
     "Ranked": "_report",
@@ -119,6 +122,7 @@ _LAZY: dict[str, str] = {
     "load_summary": "_report",
     "summarize": "_report",
     "summary_window": "_report",
+    "write_csv": "_report",
     "MonthlyTally": "_tally",
 }
 
@@ -146,7 +150,7 @@ __all__ = [
     # dashboard figures and export
     "GroupBy", "GROUP_BYS", "Ranked", "DailySpend", "UsageSummary", "summarize", "load_summary",
     "summary_window",
-    "CSV_COLUMNS", "csv_text", "export_csv",
+    "CSV_COLUMNS", "CsvExport", "csv_text", "export_csv", "write_csv",
     # model data
     "ModelData", "load_model_data", "model_data", "context_window", "context_table",
 ]
