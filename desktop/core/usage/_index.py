@@ -1,10 +1,12 @@
 """A block index beside the ledger, so reading a month or a dashboard window skips the rest of the file.
 
 The ledger only grows, so its complete lines can be cut into blocks of about ``BLOCK_BYTES`` that never
-change. ``<ledger>.index`` (JSON, written atomically, mode 0600) keeps for each block its byte range,
-how many valid and corrupt lines it holds, the smallest and largest ``ts``, a CRC-32 of its last 128
-bytes, and the sums of its records per project (responses, unpriced, USD, cache savings; left out
-when a block names more than ``MAX_BLOCK_PROJECTS`` projects). A query then:
+change. ``<ledger>.index`` (JSON with a CRC-32 of its own blocks, written atomically, mode 0600) keeps
+for each block its byte range, how many valid and corrupt lines it holds, the smallest and largest
+``ts``, a CRC-32 of its last 128 bytes, and the sums of its records per project (responses, unpriced,
+USD, cache savings; left out when a block names more than ``MAX_BLOCK_PROJECTS`` projects). The ledger
+is not assumed to be in time order (two instances, a merged file): a block's ``ts`` range is what its
+lines hold. A query then:
 
 * skips every block whose ``ts`` range misses the asked period (adding only its corrupt count),
 * takes the sums of a block that lies wholly inside the period from the index (totals only),
@@ -124,18 +126,6 @@ class StaleIndexError(OSError):
     """A block read for ``LedgerIndex.scans`` did not match the index; the index was thrown away."""
 
 
-def _read_at(fh: BinaryIO, pos: int, size: int) -> bytes:
-    fh.seek(pos)
-    parts = []
-    while size > 0:
-        data = fh.read(size)
-        if not data:
-            break
-        parts.append(data)
-        size -= len(data)
-    return b"".join(parts)
-
-
 def _crc(body: bytes) -> int:
     return zlib.crc32(body[-_TAIL:])
 
@@ -211,6 +201,8 @@ class LedgerIndex:
         self.block_bytes = max(1, block_bytes)
         self.persist = persist
         self._blocks: list[Block] | None = None
+        self.bytes_read = 0
+        """Bytes of the ledger read so far (index checks included): what the index saves is visible."""
 
     @property
     def blocks(self) -> list[Block]:
@@ -282,12 +274,12 @@ class LedgerIndex:
             if not block.overlaps(lo, hi):
                 pending += block.corrupt
                 continue
-            scan = scan_records(_read_at(fh, block.start, block.end - block.start), start_ms, end_ms)
+            scan = scan_records(self._read_at(fh, block.start, block.end - block.start), start_ms, end_ms)
             if not block.agrees(scan.stats):
                 raise _Stale
             yield BlockScan(scan.records, scan.stats.corrupt + pending)
             pending = 0
-        body, torn = split_tail(_read_at(fh, covered, size - covered))
+        body, torn = split_tail(self._read_at(fh, covered, size - covered))
         tail = scan_records(body, start_ms, end_ms)
         yield BlockScan(tail.records, tail.stats.corrupt + pending, torn)
 
@@ -348,13 +340,13 @@ class LedgerIndex:
                     if want_text is None or name == want_text:
                         _add(acc, kept)
             else:
-                result = sum_body(_read_at(fh, block.start, block.end - block.start), start_ms, end_ms)
+                result = sum_body(self._read_at(fh, block.start, block.end - block.start), start_ms, end_ms)
                 if not block.agrees(result.stats):
                     raise _Stale
                 corrupt += result.stats.corrupt
                 for sums in pick(result.by_project, want):
                     _add(acc, sums)
-        body, torn = split_tail(_read_at(fh, pos, limit - pos))
+        body, torn = split_tail(self._read_at(fh, pos, limit - pos))
         result = sum_body(body, start_ms, end_ms)
         corrupt += result.stats.corrupt
         for sums in pick(result.by_project, want):
@@ -363,6 +355,18 @@ class LedgerIndex:
         return totals, pos + len(body)
 
     # --- keeping the index ---------------------------------------------------------------------------
+
+    def _read_at(self, fh: BinaryIO, pos: int, size: int) -> bytes:
+        fh.seek(pos)
+        parts = []
+        while size > 0:
+            data = fh.read(size)
+            if not data:
+                break
+            parts.append(data)
+            size -= len(data)
+            self.bytes_read += len(data)
+        return b"".join(parts)
 
     def _stale(self) -> None:
         log.warning("usage ledger index of %s is out of date; rebuilding it", self.ledger)
@@ -393,7 +397,7 @@ class LedgerIndex:
         """The complete lines of about one block from ``pos`` (a longer line whole); b"" if none ends."""
         parts: list[bytes] = []
         while pos < size:
-            data = _read_at(fh, pos, min(self.block_bytes, size - pos))
+            data = self._read_at(fh, pos, min(self.block_bytes, size - pos))
             if not data:
                 break
             cut = data.rfind(b"\n") + 1
@@ -409,7 +413,7 @@ class LedgerIndex:
             return False
         for block in blocks:
             length = min(_TAIL, block.end - block.start)
-            if zlib.crc32(_read_at(fh, block.end - length, length)) != block.crc:
+            if zlib.crc32(self._read_at(fh, block.end - length, length)) != block.crc:
                 return False
         return True
 
@@ -430,6 +434,8 @@ class LedgerIndex:
                 raise ValueError("unknown format")
             if not isinstance(doc.get("blocks"), list):
                 raise ValueError("no blocks")
+            if doc.get("check") != _check(doc["blocks"]):
+                raise ValueError("checksum mismatch")
             blocks: list[Block] = []
             for item in doc["blocks"]:
                 blocks.append(_parse_block(item, blocks[-1].end if blocks else 0))
@@ -439,11 +445,12 @@ class LedgerIndex:
             return []
 
     def _save(self, blocks: list[Block]) -> None:
-        doc = {"format": _FORMAT, "ledger": self.ledger.name, "blocks": [
+        items = [
             [b.start, b.end, b.valid, b.corrupt, b.lo, b.hi, b.crc,
              None if b.sums is None else {k: list(v) for k, v in b.sums.items()}]
             for b in blocks
-        ]}
+        ]
+        doc = {"format": _FORMAT, "ledger": self.ledger.name, "check": _check(items), "blocks": items}
         data = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         try:
             fd, name = tempfile.mkstemp(prefix=f".{self.file.name}.", suffix=".tmp", dir=self.file.parent)
@@ -458,6 +465,11 @@ class LedgerIndex:
             log.debug("usage ledger index %s not saved: %s", self.file, exc.strerror or exc)
             with contextlib.suppress(OSError):
                 os.unlink(name)
+
+
+def _check(items: Any) -> int:
+    """CRC-32 of the blocks as JSON: a damaged index (a changed digit) is noticed, not believed."""
+    return zlib.crc32(json.dumps(items, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
 
 
 def _add(acc: list[float], sums: Sums | list[float]) -> None:
