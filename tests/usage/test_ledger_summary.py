@@ -223,3 +223,18 @@ def test_the_tally_notices_a_replaced_ledger_even_when_it_is_longer(tmp_path: Pa
     os.replace(tmp, path)  # e.g. restored from a backup
     assert tally.totals().usd == 0.75 and tally.totals("/p/one").usd == 0.0
     assert tally.totals("/p/two").usd == 0.75
+
+
+def test_a_bad_index_of_a_ledger_shorter_than_a_block_is_replaced_once(tmp_path: Path) -> None:
+    path = ledger_path(tmp_path)
+    path.write_bytes(history(50, 10))
+    file = index_path(path)
+    file.write_text("not json")
+    index = LedgerIndex(path)
+    assert index_totals(index, None, None) == plain_totals(path, None, None)
+    empty = {"format": 1, "ledger": path.name, "check": _check([]), "blocks": []}
+    assert json.loads(file.read_text()) == empty
+    before = file.stat().st_mtime_ns
+    index.read()
+    LedgerIndex(path).read()
+    assert file.stat().st_mtime_ns == before  # a good index is not written again

@@ -201,6 +201,7 @@ class LedgerIndex:
         self.block_bytes = max(1, block_bytes)
         self.persist = persist
         self._blocks: list[Block] | None = None
+        self._dirty = False  # the index file does not hold what is known (it was bad)
         self.bytes_read = 0
         """Bytes of the ledger read so far (index checks included): what the index saves is visible."""
 
@@ -371,6 +372,7 @@ class LedgerIndex:
     def _stale(self) -> None:
         log.warning("usage ledger index of %s is out of date; rebuilding it", self.ledger)
         self._blocks = []
+        self._dirty = True
 
     def _sync(self, fh: BinaryIO, size: int) -> tuple[list[Block], int]:
         """The blocks checked against the open ledger and extended to its complete lines; (blocks, end)."""
@@ -380,6 +382,7 @@ class LedgerIndex:
         if blocks and not self._matches(fh, size, blocks):
             log.info("usage ledger index of %s does not match the ledger; rebuilding it", self.ledger)
             blocks = self._blocks = []
+            self._dirty = True
         covered = blocks[-1].end if blocks else 0
         added = False
         while size - covered >= self.block_bytes:
@@ -389,8 +392,9 @@ class LedgerIndex:
             blocks.append(_block_of(covered, body))
             covered += len(body)
             added = True
-        if added and self.persist:
-            self._save(blocks)
+        if (added or self._dirty) and self.persist:
+            self._save(blocks)  # also a bad index of a ledger now shorter than a block: not read again
+            self._dirty = False
         return blocks, covered
 
     def _next_body(self, fh: BinaryIO, pos: int, size: int) -> bytes:
@@ -425,6 +429,7 @@ class LedgerIndex:
             return []
         except OSError as exc:
             log.info("usage ledger index %s unreadable (%s); rebuilding it", self.file, exc.strerror or exc)
+            self._dirty = True
             return []
         try:
             if len(data) > _MAX_INDEX_BYTES:
@@ -442,6 +447,7 @@ class LedgerIndex:
             return blocks
         except (ValueError, RecursionError) as exc:
             log.info("usage ledger index %s is damaged (%s); rebuilding it", self.file, exc)
+            self._dirty = True
             return []
 
     def _save(self, blocks: list[Block]) -> None:

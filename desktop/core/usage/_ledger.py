@@ -96,7 +96,9 @@ def append_record(path: Path, record: UsageRecord, *, fsync: bool = False) -> No
         fsync: Also flush the line to disk.
 
     Raises:
-        OSError: The folder or file cannot be created or written; the file is unchanged.
+        OSError: The folder or file cannot be created or written; the file is unchanged (should even the
+            cut-back fail, which is logged, the partial line stays unfinished and the next append starts
+            on a fresh line, so only that line is lost).
     """
     line = record.to_line()
     path.parent.mkdir(parents=True, exist_ok=True)
