@@ -1,7 +1,9 @@
 """Usage accounting: the usage ledger, monthly budgets, dashboard figures and model context windows.
 
 Qt-free. The ledger is ``<config dir>/usage.jsonl``, one JSON line per model response (see
-``_ledger``); budgets and the dashboard are computed from it, so nothing resets on restart.
+``_ledger``; which lines are valid: ``_record`` and ``_lines``); budgets and the dashboard are computed
+from it, so nothing resets on restart, reading only the blocks they need through the index beside it
+(``_index``).
 
 Every name loads its module on first use: the settings need the budget helpers before the app's
 first paint, the ledger report and the recorder are only needed later.

@@ -3,7 +3,13 @@
 ``load_summary`` reads the ledger once (from the earliest of: this month's start, this week's start,
 the first of the last ``days`` days) and ``summarize`` derives everything from those records: the
 totals of this month / week / today, spend per local day stacked by model, provider or project, the
-top nodes and models of the last ``days`` days, unpriced responses and cache savings.
+top nodes and models of the last ``days`` days, unpriced responses and cache savings. The read goes
+through the ledger's block index, so only the blocks that can hold that window are parsed.
+
+The CSV export (``write_csv``) streams the ledger block by block into a temporary file renamed over the
+destination. Text cells cannot split a row or run as a formula in a spreadsheet (control characters and
+line separators become spaces; a formula start gets a leading quote), and a timestamp the platform cannot
+show as a date leaves only that row's ``time`` cell empty.
 """
 
 from __future__ import annotations
