@@ -67,6 +67,8 @@ _.full_history
 
 # Usage dashboard figures read by its tests.
 _.day_total  # core.usage DailySpend
+_.bytes_read  # core.usage LedgerIndex: what a query read (tests, benchmarks/ledger_heavy.py)
+_.unsaved  # core.usage UsageRecorder: records waiting for a full disk (tests; the status bar's notice)
 _.series  # ui.money.usage_chart.UsageChart
 _.stacks
 

@@ -1,7 +1,9 @@
 """Usage accounting: the usage ledger, monthly budgets, dashboard figures and model context windows.
 
 Qt-free. The ledger is ``<config dir>/usage.jsonl``, one JSON line per model response (see
-``_ledger``); budgets and the dashboard are computed from it, so nothing resets on restart.
+``_ledger``; which lines are valid: ``_record`` and ``_lines``); budgets and the dashboard are computed
+from it, so nothing resets on restart, reading only the blocks they need through the index beside it
+(``_index``).
 
 Every name loads its module on first use: the settings need the budget helpers before the app's
 first paint, the ledger report and the recorder are only needed later.
@@ -56,6 +58,7 @@ if TYPE_CHECKING:
     from ._report import (
         CSV_COLUMNS,
         GROUP_BYS,
+        CsvExport,
         DailySpend,
         GroupBy,
         Ranked,
@@ -65,6 +68,7 @@ if TYPE_CHECKING:
         load_summary,
         summarize,
         summary_window,
+        write_csv,
     )
     from ._tally import MonthlyTally
 
@@ -110,6 +114,7 @@ _LAZY: dict[str, str] = {
     "UsageRecorder": "_recorder",
     "CSV_COLUMNS": "_report",
     "GROUP_BYS": "_report",
+    "CsvExport": "_report",
     "DailySpend": "_report",
     "GroupBy": "_report",
     "Ranked": "_report",
@@ -119,6 +124,7 @@ _LAZY: dict[str, str] = {
     "load_summary": "_report",
     "summarize": "_report",
     "summary_window": "_report",
+    "write_csv": "_report",
     "MonthlyTally": "_tally",
 }
 
@@ -146,7 +152,7 @@ __all__ = [
     # dashboard figures and export
     "GroupBy", "GROUP_BYS", "Ranked", "DailySpend", "UsageSummary", "summarize", "load_summary",
     "summary_window",
-    "CSV_COLUMNS", "csv_text", "export_csv",
+    "CSV_COLUMNS", "CsvExport", "csv_text", "export_csv", "write_csv",
     # model data
     "ModelData", "load_model_data", "model_data", "context_window", "context_table",
 ]

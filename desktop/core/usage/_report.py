@@ -3,24 +3,31 @@
 ``load_summary`` reads the ledger once (from the earliest of: this month's start, this week's start,
 the first of the last ``days`` days) and ``summarize`` derives everything from those records: the
 totals of this month / week / today, spend per local day stacked by model, provider or project, the
-top nodes and models of the last ``days`` days, unpriced responses and cache savings.
+top nodes and models of the last ``days`` days, unpriced responses and cache savings. The read goes
+through the ledger's block index, so only the blocks that can hold that window are parsed.
+
+The CSV export (``write_csv``) streams the ledger block by block into a temporary file renamed over the
+destination. Text cells cannot split a row or run as a formula in a spreadsheet (control characters and
+line separators become spaces; a formula start gets a leading quote), and a timestamp the platform cannot
+show as a date leaves only that row's ``time`` cell empty.
 """
 
 from __future__ import annotations
 
 import bisect
+import contextlib
 import csv
 import datetime as _dt
 import heapq
 import io
 import logging
 import os
-from collections.abc import Iterable, Sequence
+import re
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
-
-from desktop.core._atomic import atomic_write_bytes
 
 from ._ledger import Totals, UsageLedger, UsageRecord
 from ._periods import PERIODS, Period, day_starts, period_range
@@ -37,8 +44,10 @@ __all__ = [
     "load_summary",
     "summary_window",
     "CSV_COLUMNS",
+    "CsvExport",
     "csv_text",
     "export_csv",
+    "write_csv",
 ]
 
 GroupBy = Literal["model", "provider", "project"]
@@ -47,7 +56,8 @@ CSV_COLUMNS: tuple[str, ...] = (
     "time", "ts", "project", "node", "node_title", "provider", "model", "input", "output", "cache_read",
     "cache_write", "reasoning", "usd", "estimated", "saved_usd",
 )
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_FORMULA_START = ("=", "+", "-", "@", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,37 +273,110 @@ def load_summary(
 
 
 def _cell(value: str) -> str:
-    """A text cell that a spreadsheet will not run as a formula (``=...`` gets a leading quote)."""
-    return "'" + value if value.startswith(_FORMULA_START) else value
+    """A text cell a spreadsheet shows as text, never runs as a formula, and never splits into rows.
+
+    Control characters (``\\r``, ``\\n``, ``\\t`` …) and Unicode line separators become spaces, so no
+    importer starts a new row or cell inside it; a value that, after leading spaces, starts like a
+    formula (``= + - @``, also their full-width forms) gets a leading quote.
+    """
+    text = _UNSAFE.sub(" ", value)
+    return "'" + text if text.lstrip(" ").startswith(_FORMULA_START) else text
+
+
+def _local_time(ts: int) -> str:
+    """``ts`` as local ISO time; "" when the platform cannot show that date (e.g. the year 318857)."""
+    try:
+        return _dt.datetime.fromtimestamp(ts / 1000).isoformat(timespec="seconds")
+    except (OverflowError, OSError, ValueError):
+        return ""
+
+
+def _rows(records: Iterable[UsageRecord]) -> Iterator[list[object]]:
+    for rec in records:
+        yield [
+            _local_time(rec.ts), rec.ts, _cell(rec.project), _cell(rec.node), _cell(rec.node_title),
+            _cell(rec.provider), _cell(rec.model), rec.input, rec.output, rec.cache_read, rec.cache_write,
+            rec.reasoning, "" if rec.usd is None else repr(rec.usd), "true" if rec.estimated else "false",
+            "" if rec.saved_usd is None else repr(rec.saved_usd),
+        ]
 
 
 def csv_text(records: Sequence[UsageRecord]) -> str:
-    """The records as CSV (header ``CSV_COLUMNS``; ``time`` is local ISO time; unpriced ``usd`` is empty)."""
+    """The records as CSV (header ``CSV_COLUMNS``; ``time`` is local ISO time, empty when it cannot be
+    shown; unpriced ``usd`` is empty)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
-    for rec in records:
-        moment = _dt.datetime.fromtimestamp(rec.ts / 1000).isoformat(timespec="seconds")
-        writer.writerow([
-            moment, rec.ts, _cell(rec.project), _cell(rec.node), _cell(rec.node_title), _cell(rec.provider),
-            _cell(rec.model), rec.input, rec.output, rec.cache_read, rec.cache_write, rec.reasoning,
-            "" if rec.usd is None else repr(rec.usd), "true" if rec.estimated else "false",
-            "" if rec.saved_usd is None else repr(rec.saved_usd),
-        ])
+    writer.writerows(_rows(records))
     return out.getvalue()
+
+
+@dataclass(frozen=True, slots=True)
+class CsvExport:
+    """What an export wrote.
+
+    Attributes:
+        rows: Records written (one row each).
+        undated: Rows whose ``time`` cell is empty: the timestamp is no date this platform can show.
+        corrupt: Damaged ledger lines skipped.
+    """
+
+    rows: int
+    undated: int
+    corrupt: int
+
+
+def write_csv(
+    ledger: UsageLedger, dest: Path, start_ms: int | None = None, end_ms: int | None = None
+) -> CsvExport:
+    """Write the ledger's records (optionally of ``[start_ms, end_ms)``) to ``dest`` as CSV, atomically.
+
+    The ledger is read one block at a time and the CSV streamed to a temporary file beside ``dest``
+    (renamed over it at the end), so memory stays small whatever the ledger's size.
+
+    Raises:
+        OSError: ``dest`` cannot be written, or the ledger cannot be read; ``dest`` is unchanged.
+    """
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
+    rows = undated = corrupt = 0
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
+            writer = csv.writer(out, lineterminator="\n")
+            writer.writerow(CSV_COLUMNS)
+            for piece in ledger.scans(start_ms, end_ms):
+                cells = list(_rows(piece.records))
+                writer.writerows(cells)
+                rows += len(cells)
+                undated += sum(1 for row in cells if row[0] == "")
+                corrupt += piece.corrupt
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(name, _new_file_mode())
+        os.replace(name, dest)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+        raise
+    if undated:
+        log.warning("usage export to %s: %d rows with a date that cannot be shown (time left empty)",
+                    dest, undated)
+    return CsvExport(rows, undated, corrupt)
 
 
 def export_csv(
     ledger: UsageLedger, dest: Path, start_ms: int | None = None, end_ms: int | None = None
 ) -> int:
-    """Write the ledger's records (optionally of ``[start_ms, end_ms)``) to ``dest`` atomically.
-
-    Returns:
-        The number of records written.
+    """``write_csv``, returning only the number of records written.
 
     Raises:
-        OSError: ``dest`` cannot be written.
+        OSError: ``dest`` cannot be written, or the ledger cannot be read; ``dest`` is unchanged.
     """
-    records = ledger.read(start_ms, end_ms).records
-    atomic_write_bytes(Path(dest), csv_text(records).encode("utf-8"))
-    return len(records)
+    return write_csv(ledger, dest, start_ms, end_ms).rows
+
+
+def _new_file_mode() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
