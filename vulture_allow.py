@@ -82,6 +82,13 @@ _.validateLink
 _.is_rendering
 
 # Library APIs.
+# asyncio.SubprocessProtocol callbacks (core.mcp._stdio.StdioProcess: the stdio transport).
+_.connection_made
+_.pipe_data_received
+_.pipe_connection_lost
+_.process_exited
+_.pause_writing
+_.resume_writing
 _.priority  # keyring.backend.KeyringBackend.priority (screenshots' in-memory keyring)
 _.length  # QTextLayout.FormatRange.length (markdown.textflow)
 _.format  # QTextLayout.FormatRange.format (markdown.textflow)

@@ -8,7 +8,7 @@ Public API:
 
 * config: ``McpServerConfig``, ``parse_mcp_server``, ``parse_mcp_servers``, ``mcp_servers_to_dict``,
   ``parse_mcp_file``, ``resolve_launch``, ``expand_env_refs``, ``keyring_user``, ``McpConfigError``,
-  ``claude_desktop_config_path``, ``import_claude_desktop``, ``McpImportError``;
+  ``claude_desktop_config_path``, ``import_claude_desktop``, ``McpImportError``, ``DEFAULT_MAX_MESSAGE_MB``;
 * project trust: ``TrustStore``, ``ProjectServers``, ``read_project_servers``;
 * names: ``mangle_tool_name``, ``ToolNameMap``;
 * results: ``McpToolResult``, ``McpMedia``, ``McpResourceLink``, ``convert_result``, ``cut_for_model``;
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from desktop.core.mcp._config import (
     APPROVALS,
+    DEFAULT_MAX_MESSAGE_MB,
     DEFAULT_TIMEOUT_S,
     KEYRING_SERVICE,
     Approval,
@@ -55,6 +56,7 @@ from desktop.core.mcp._trust import PROJECT_FILE, TRUST_FILE, ProjectServers, Tr
 __all__ = [
     "APPROVALS",
     "DEFAULT_INIT_TIMEOUT_S",
+    "DEFAULT_MAX_MESSAGE_MB",
     "DEFAULT_TIMEOUT_S",
     "KEYRING_SERVICE",
     "MAX_TOOL_NAME",

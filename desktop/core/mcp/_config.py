@@ -3,8 +3,9 @@
 Stdio servers are ``{"command", "args", "env", "cwd"}``; HTTP servers are ``{"type": "http" |
 "streamable-http" | "sse", "url", "headers"}`` (a ``url`` without ``type`` means streamable HTTP, as
 Cursor writes it). Our optional keys: ``"enabled"`` (default true), ``"approval"`` (``"ask"`` default,
-``"ask_unless_read_only"``, ``"never"``) and ``"timeout_s"`` (default 60). Unknown keys are kept verbatim
-and written back on save.
+``"ask_unless_read_only"``, ``"never"``), ``"timeout_s"`` (default 60) and, for stdio servers,
+``"max_message_mb"`` (default 32: the longest line the server may write to stdout; past it the server is
+stopped). Unknown keys are kept verbatim and written back on save.
 
 ``${env:NAME}`` (and Claude Code's ``${NAME}`` / ``${NAME:-default}``) in env and header values are
 expanded by :func:`resolve_launch` when a server starts; the stored config keeps the references. A
@@ -32,6 +33,7 @@ __all__ = [
     "Transport",
     "APPROVALS",
     "DEFAULT_TIMEOUT_S",
+    "DEFAULT_MAX_MESSAGE_MB",
     "KEYRING_SERVICE",
     "McpConfigError",
     "McpImportError",
@@ -54,12 +56,17 @@ Transport: TypeAlias = Literal["stdio", "http", "sse"]
 
 APPROVALS: frozenset[str] = frozenset(get_args(Approval))
 DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_MAX_MESSAGE_MB = 32.0
+"""The longest message (one stdout line) a stdio server may send, in MiB: room for a tool result of
+several full-size images (5 MB of base64 each) plus text; a hostile or runaway line stops there."""
 KEYRING_SERVICE = "chatnodes"
 
 _TYPES: dict[str, Transport] = {"stdio": "stdio", "http": "http", "streamable-http": "http", "sse": "sse"}
 _KNOWN_KEYS = frozenset(
-    {"command", "args", "env", "cwd", "type", "url", "headers", "enabled", "approval", "timeout_s"}
+    {"command", "args", "env", "cwd", "type", "url", "headers", "enabled", "approval", "timeout_s",
+     "max_message_mb"}
 )
+_MAX_MESSAGE_MB_LIMIT = 1024
 _ENV_REF = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -101,6 +108,7 @@ class McpServerConfig:
         enabled: False keeps the server configured but never started.
         approval: ``ask`` (every call), ``ask_unless_read_only`` or ``never``.
         timeout_s: Seconds a tool call may take.
+        max_message_mb: The longest stdout line a stdio server may write, in MiB (then it is stopped).
         extra: Unknown keys, kept verbatim for the round trip.
         base_dir: The folder a project server belongs to (not serialised): the default working folder
             and the base of a relative ``cwd``.
@@ -118,6 +126,7 @@ class McpServerConfig:
     enabled: bool = True
     approval: Approval = "ask"
     timeout_s: float = DEFAULT_TIMEOUT_S
+    max_message_mb: float = DEFAULT_MAX_MESSAGE_MB
     extra: Mapping[str, Any] = field(default_factory=dict)
     base_dir: str | None = field(default=None, compare=False)
 
@@ -144,6 +153,9 @@ class McpServerConfig:
             out["approval"] = self.approval
         if self.timeout_s != DEFAULT_TIMEOUT_S:
             out["timeout_s"] = int(self.timeout_s) if float(self.timeout_s).is_integer() else self.timeout_s
+        if self.max_message_mb != DEFAULT_MAX_MESSAGE_MB:
+            size = self.max_message_mb
+            out["max_message_mb"] = int(size) if float(size).is_integer() else size
         for key, value in self.extra.items():
             out.setdefault(key, value)
         return out
@@ -246,6 +258,12 @@ def parse_mcp_server(name: str, raw: object, *, base_dir: str | None = None) -> 
     if not is_number or not math.isfinite(timeout) or timeout <= 0:
         problems.append(f'{_where(name, "timeout_s")} must be a positive number of seconds')
         timeout = DEFAULT_TIMEOUT_S
+    max_mb = raw.get("max_message_mb", DEFAULT_MAX_MESSAGE_MB)
+    is_number = isinstance(max_mb, int | float) and not isinstance(max_mb, bool)
+    if not is_number or not math.isfinite(max_mb) or not 0 < max_mb <= _MAX_MESSAGE_MB_LIMIT:
+        problems.append(f'{_where(name, "max_message_mb")} must be a number of MB above 0 and at most '
+                        f"{_MAX_MESSAGE_MB_LIMIT}")
+        max_mb = DEFAULT_MAX_MESSAGE_MB
     if problems:
         raise McpConfigError(problems)
     return McpServerConfig(
@@ -261,6 +279,7 @@ def parse_mcp_server(name: str, raw: object, *, base_dir: str | None = None) -> 
         enabled=enabled,
         approval=approval,
         timeout_s=float(timeout),
+        max_message_mb=float(max_mb),
         extra={k: v for k, v in raw.items() if k not in _KNOWN_KEYS},
         base_dir=base_dir,
     )

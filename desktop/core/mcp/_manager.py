@@ -87,6 +87,15 @@ def _schema(tool: Tool) -> dict[str, Any]:
     return schema
 
 
+def _closed_text(end: str | None) -> str:
+    """Why a call failed when the connection closed, from how the server's process ended (if known)."""
+    if end is None:
+        return "the server closed the connection during the call"
+    if end.startswith("exited"):
+        return f"the server {end} and closed the connection during the call"
+    return f"the server {end}"
+
+
 class McpManager:
     """Runs the configured servers and exposes their tools.
 
@@ -364,7 +373,7 @@ class McpManager:
             if err.code == REQUEST_TIMEOUT:
                 raise McpToolError(f"{where}: no answer within {timeout:g} s (call cancelled)") from None
             if err.code == CONNECTION_CLOSED:
-                raise McpToolError(f"{where}: the server closed the connection during the call") from None
+                raise McpToolError(f"{where}: {_closed_text(conn.end_text())}") from None
             raise McpToolError(f"{where}: {err.message or 'error ' + str(err.code)}") from None
         except TimeoutError:
             raise McpToolError(f"{where}: no answer within {timeout:g} s") from None

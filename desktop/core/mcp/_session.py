@@ -1,9 +1,14 @@
 """One MCP server connection: an owner task that starts the transport and session, then waits.
 
-The SDK's transports and ``ClientSession`` are anyio context managers whose task groups must be
-entered and left by the same task, so each server gets one long-lived owner task on the running loop
-(the app's qasync loop). Tool calls are made from the callers' own tasks through the live session.
-The SDK is imported here, lazily, inside the owner task: importing this module costs nothing.
+The transports and ``ClientSession`` are anyio context managers whose task groups must be entered and
+left by the same task, so each server gets one long-lived owner task on the running loop (the app's
+qasync loop). Tool calls are made from the callers' own tasks through the live session. The SDK is
+imported here, lazily, inside the owner task: importing this module costs nothing.
+
+Stdio servers use the app's own transport (``_stdio.py``): it ends the connection when the server's
+process exits (even while a child keeps its stdout open) and stops a server whose message is over the
+server's ``max_message_mb``; the status then says which (``exited (code 3)``, ``sent a message over
+32 MB; stopped``) and a call in flight fails at once with the same words. HTTP servers use the SDK's.
 """
 
 from __future__ import annotations
@@ -11,9 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-import signal
-import sys
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
@@ -28,6 +30,7 @@ from desktop.core.mcp._config import (
     resolve_launch,
 )
 from desktop.core.mcp._stderr import StderrTail
+from desktop.core.mcp._stdio import MIB, StdioProcess, open_stdio
 
 if TYPE_CHECKING:
     import httpx2
@@ -44,10 +47,8 @@ ServerState: TypeAlias = Literal["starting", "ready", "failed", "stopped"]
 MAX_SSE_EVENT = 64 * 1024 * 1024
 """Largest single SSE event accepted from an HTTP server (the SDK's default, 1 MiB, is too small)."""
 STOP_TIMEOUT_S = 8.0
-"""How long stopping may take before the owner task is cancelled (the SDK's own kill escalation is
-stdin close, 2 s, SIGTERM to the process group, 2 s, SIGKILL)."""
-GROUP_GRACE_S = 1.0
-"""After a stdio server ended: how long its leftover children get between SIGTERM and SIGKILL."""
+"""How long stopping may take before the owner task is cancelled (the stdio transport's kill escalation
+is stdin close, 2 s, SIGTERM to the process group, 2 s, SIGKILL)."""
 _MAX_TOOL_PAGES = 100
 
 
@@ -97,6 +98,8 @@ def _garbage_text(exc: Exception) -> str:
         with contextlib.suppress(Exception):
             first = errors()[0]
             value = first.get("input")
+            if isinstance(value, bytes):  # the stdio transport validates the raw line
+                value = value[:480].decode("utf-8", "replace")
             if isinstance(value, str):
                 return repr(value[:120])
     return repr(str(exc).splitlines()[0][:120]) if str(exc) else type(exc).__name__
@@ -147,47 +150,6 @@ class _WatchedReadStream:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.aclose()
-
-
-def _spawned_pid(cm: object) -> int | None:
-    """The server's pid, read from the SDK's ``stdio_client`` generator (it does not expose the process).
-
-    The SDK spawns the server as the leader of a new session (POSIX) and ends the whole group only
-    when the server ignores stdin closing; a server that exits politely leaves its children behind,
-    so the manager ends the group itself afterwards. None when the SDK's internals changed.
-    """
-    frame = getattr(getattr(cm, "gen", None), "ag_frame", None)
-    process = frame.f_locals.get("process") if frame is not None else None
-    pid = getattr(process, "pid", None)
-    return pid if isinstance(pid, int) and pid > 0 else None
-
-
-async def end_process_group(pgid: int, grace: float = GROUP_GRACE_S) -> None:
-    """End what is left of a stdio server's process group: SIGTERM, ``grace`` seconds, SIGKILL.
-
-    POSIX only (on Windows the SDK's job object ends the tree). Never raises.
-    """
-    if sys.platform == "win32":  # pragma: no cover - the SDK's job object does it
-        return
-    try:
-        os.killpg(pgid, signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
-        return  # nothing left (or the id now belongs to someone else's group)
-    except OSError:
-        log.debug("killpg(%d) failed", pgid, exc_info=True)
-        return
-    log.info("ended leftover processes of MCP server group %d", pgid)
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        await asyncio.sleep(0.02)
-        try:
-            os.killpg(pgid, 0)
-        except (ProcessLookupError, PermissionError):
-            return
-        except OSError:
-            return
-    with contextlib.suppress(OSError):
-        os.killpg(pgid, signal.SIGKILL)
 
 
 def _safe_url(url: str) -> str:
@@ -247,6 +209,12 @@ class Connection:
         self._init_scope: Any = None
         self._http_status: int | None = None
         self._refresh_tasks: set[asyncio.Task[None]] = set()
+        self._process: StdioProcess | None = None
+
+    def end_text(self) -> str | None:
+        """How a stdio server's process ended (``exited (code 3)``, ``sent a message over 32 MB; stopped``),
+        or None while it runs (or for an HTTP server)."""
+        return self._process.end_text() if self._process is not None else None
 
     def status(self) -> ServerStatus:
         """A snapshot of the state for the UI."""
@@ -285,6 +253,7 @@ class Connection:
         self._stopping = self._closed = False
         self._fatal = None
         self._http_status = None
+        self._process = None
         self._wake = asyncio.Event()
         self._set("starting")
         self._task = loop.create_task(self._run(), name=f"mcp-server-{self.name}")
@@ -318,7 +287,13 @@ class Connection:
         self._closed = True
         self._wake.set()
         if self._init_scope is not None and not self._stopping:
-            self._fatal = self._fatal or f'MCP server "{self.name}" closed the connection before it was ready'
+            if self._fatal is None:
+                self._fatal = f'MCP server "{self.name}" closed the connection before it was ready'
+                end = self.end_text()
+                if self._process is not None and self._process.fault is not None:
+                    self._fatal = f'MCP server "{self.name}" {end}'
+                elif end is not None:
+                    self._fatal += f"; it {end}"
             self._init_scope.cancel()
 
     def _bad_input(self, exc: Exception) -> None:
@@ -358,27 +333,16 @@ class Connection:
 
     @contextlib.asynccontextmanager
     async def _transport(self, launch: ResolvedStdio | ResolvedHttp) -> AsyncIterator[TransportStreams]:
-        import anyio
-
         if isinstance(launch, ResolvedStdio):
-            from mcp import StdioServerParameters, stdio_client
-
-            params = StdioServerParameters(
-                command=launch.command, args=list(launch.args), env=launch.env or None, cwd=launch.cwd
-            )
             errlog = self.tail.open_pipe(self.name)
-            pid: int | None = None
+            cap = int(self.config.max_message_mb * MIB)
             try:
-                cm = stdio_client(params, errlog=errlog)
-                async with cm as streams:
+                async with open_stdio(launch, errlog=errlog, max_message=cap) as (read, write, process):
                     errlog.close()  # the child has its own copy; EOF then means the tree has exited
-                    pid = _spawned_pid(cm)
-                    yield streams
+                    self._process = process
+                    yield read, write
             finally:
                 errlog.close()
-                if pid is not None:
-                    with anyio.CancelScope(shield=True):
-                        await end_process_group(pid)
             return
         import httpx2
 
@@ -512,7 +476,7 @@ class Connection:
 
     def _exit_reason(self, launch: ResolvedStdio | ResolvedHttp) -> str:
         if isinstance(launch, ResolvedStdio):
-            return f'MCP server "{self.name}" exited (its connection closed)'
+            return f'MCP server "{self.name}" {self.end_text() or "exited (its connection closed)"}'
         return f'MCP server "{self.name}" closed the connection'
 
     def _reason_for(self, exc: BaseException, launch: ResolvedStdio | ResolvedHttp) -> str:
@@ -520,6 +484,8 @@ class Connection:
         leaves = _flatten(exc)
         for leaf in leaves:
             if isinstance(leaf, _StartFailed):
+                if self._process is not None and self._process.fault is not None:
+                    return str(leaf)  # stopped by the transport: its stderr says nothing about that
                 return self._with_stderr(self._with_http_status(str(leaf)), launch)
         leaf = leaves[0] if leaves else exc
         where = f'MCP server "{self.name}"'
