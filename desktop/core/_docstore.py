@@ -37,6 +37,7 @@ __all__ = [
     "DocumentStore",
     "Fingerprint",
     "LoadResult",
+    "depth_exceeds",
     "fingerprint",
     "parse_document",
 ]
@@ -135,7 +136,7 @@ class LoadResult(Generic[T]):
     missing: bool = False
 
 
-def _depth_exceeds(obj: object, limit: int) -> bool:
+def depth_exceeds(obj: object, limit: int) -> bool:
     """True when ``obj`` nests lists/objects deeper than ``limit`` (iterative)."""
     stack: list[tuple[Any, int]] = [(obj, 1)]
     while stack:
@@ -149,8 +150,13 @@ def _depth_exceeds(obj: object, limit: int) -> bool:
     return False
 
 
-def parse_document(data: bytes, max_depth: int = MAX_DEPTH) -> tuple[object, int]:
+def parse_document(data: bytes, max_depth: int | None = MAX_DEPTH) -> tuple[object, int]:
     """Decode a JSON document's bytes; never raises anything but ``ValueError``.
+
+    Args:
+        data: The file's bytes.
+        max_depth: The deepest nesting accepted; None leaves the check to the caller (a document
+            whose older form nests deeper and is made flat by its decoder, which checks after).
 
     Returns:
         ``(value, repaired)``: the parsed value and how many strings had lone surrogates replaced.
@@ -170,8 +176,8 @@ def parse_document(data: bytes, max_depth: int = MAX_DEPTH) -> tuple[object, int
         raise ValueError(f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     except RecursionError:
         raise ValueError("not valid JSON (nested too deeply)") from None
-    if isinstance(raw, (dict, list)) and (data.count(b"[") + data.count(b"{")) > max_depth:
-        if _depth_exceeds(raw, max_depth):
+    if max_depth is not None and isinstance(raw, (dict, list)):
+        if data.count(b"[") + data.count(b"{") > max_depth and depth_exceeds(raw, max_depth):
             raise ValueError(f"nested more than {max_depth} levels deep")
     if _SURROGATE_ESCAPE.search(text) is not None:  # from valid UTF-8 only escapes make surrogates
         raw, repaired = repair_surrogates(raw)
@@ -198,6 +204,7 @@ class DocumentStore(Generic[T]):
         error_type: The corrupt-file error to report (a ``DocumentCorruptError`` subclass).
         blocked_error: Builds the error ``write`` raises while the file could not be read.
         fallback: Passed to ``error_type`` (what is used when nothing was recovered).
+        max_depth: Passed to ``parse_document`` (None: ``decode`` checks the depth itself).
 
     Attributes:
         path: The document file.
@@ -217,8 +224,10 @@ class DocumentStore(Generic[T]):
         error_type: type[DocumentCorruptError] = DocumentCorruptError,
         blocked_error: Callable[[str], Exception] = OSError,
         fallback: str | None = None,
+        max_depth: int | None = MAX_DEPTH,
     ) -> None:
         self.path = Path(path)
+        self._max_depth = max_depth
         self.backup_path = self.path.with_name(self.path.name + ".bak")
         self._decode = decode
         self._encode = encode
@@ -241,7 +250,7 @@ class DocumentStore(Generic[T]):
         Raises:
             ValueError: Anything wrong, with a readable reason.
         """
-        raw, repaired = parse_document(data)
+        raw, repaired = parse_document(data, self._max_depth)
         try:
             return self._decode(raw), repaired
         except RecursionError:
