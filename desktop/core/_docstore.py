@@ -6,7 +6,8 @@ What every document gets:
   than ``MAX_DEPTH`` or deep enough to hit Python's recursion limit, wrong types anywhere) moves the
   file aside to ``<name>.corrupt-<timestamp>`` (never overwriting anything), then the last good
   ``<name>.bak`` is used when it is valid, else the defaults; the ``LoadResult`` says what happened.
-  A file that cannot be read (permissions) is left in place and later saves refuse to overwrite it.
+  A file that cannot be read (permissions, or not a regular file: a FIFO or a device is refused
+  before it is opened, ``_regular``) is left in place and later saves refuse to overwrite it.
 * **Valid Unicode.** Escaped lone surrogates (``"\\ud83d"``) are repaired to U+FFFD on load (the
   result says so) and on save (a save never raises an encoder error).
 * **Atomic saves** with a last-good backup (``_atomic.atomic_write_bytes``).
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeAlias, TypeVar
 
 from ._atomic import atomic_write_bytes, move_aside
+from ._regular import read_checked
 from .text import repair_surrogates, utf8_bytes
 
 __all__ = [
@@ -205,6 +207,9 @@ class DocumentStore(Generic[T]):
         blocked_error: Builds the error ``write`` raises while the file could not be read.
         fallback: Passed to ``error_type`` (what is used when nothing was recovered).
         max_depth: Passed to ``parse_document`` (None: ``decode`` checks the depth itself).
+        read: Reads the document or its backup; anything that is not a regular file must be
+            refused (an ``OSError``). ``_regular.read_regular`` for files of a folder others may
+            write (a project), the default ``read_checked`` for the user's own.
 
     Attributes:
         path: The document file.
@@ -225,9 +230,11 @@ class DocumentStore(Generic[T]):
         blocked_error: Callable[[str], Exception] = OSError,
         fallback: str | None = None,
         max_depth: int | None = MAX_DEPTH,
+        read: Callable[[Path], bytes] = read_checked,
     ) -> None:
         self.path = Path(path)
         self._max_depth = max_depth
+        self._read = read
         self.backup_path = self.path.with_name(self.path.name + ".bak")
         self._decode = decode
         self._encode = encode
@@ -270,7 +277,7 @@ class DocumentStore(Generic[T]):
         """
         self.blocked = None
         try:
-            data = self.path.read_bytes()
+            data = self._read(self.path)  # a FIFO or device in its place is refused, never waited on
         except FileNotFoundError:
             self.seen, self.known = True, None
             return LoadResult(self._default(), missing=True)
@@ -309,7 +316,7 @@ class DocumentStore(Generic[T]):
         repaired = 0
         if recover:
             try:
-                value, repaired = self.parse(self.backup_path.read_bytes())
+                value, repaired = self.parse(self._read(self.backup_path))
             except (OSError, ValueError):
                 value = None
         err = self._error_type(
@@ -343,7 +350,7 @@ class DocumentStore(Generic[T]):
         if self.seen and self.known is not None and fingerprint(path) == self.known:
             return True
         try:
-            self.parse(path.read_bytes())
+            self.parse(self._read(path))
         except (OSError, ValueError):
             return False
         return True

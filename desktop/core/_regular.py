@@ -11,6 +11,10 @@ window; a device may block or never end. ``open_regular`` refuses them:
    block the open;
 3. ``fstat`` of the opened descriptor: what was opened is a regular file, or it is closed and
    refused. Blocking mode is then restored (it means nothing for a regular file anyway).
+
+``read_checked`` is the lighter form for files in the user's own folders (``settings.json``,
+``grants.json``): step 1 only, then an ordinary read; a swap between the check and the open would
+need write access to the user's config folder.
 """
 
 from __future__ import annotations
@@ -18,9 +22,10 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["NotRegularFileError", "open_regular", "open_regular_file", "read_regular"]
+__all__ = ["NotRegularFileError", "open_regular", "open_regular_file", "read_checked", "read_regular"]
 
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # POSIX only; Windows has no FIFOs in the file system
 _NOCTTY = getattr(os, "O_NOCTTY", 0)
@@ -104,3 +109,14 @@ def read_regular(path: str | os.PathLike[str], limit: int | None = None) -> byte
     """
     with open_regular_file(path) as fh:
         return fh.read() if limit is None else fh.read(limit)
+
+
+def read_checked(path: Path) -> bytes:
+    """The bytes of ``path`` after a ``stat`` showed a regular file (see the module doc).
+
+    Raises:
+        NotRegularFileError: Not a regular file (it was not opened).
+        OSError: It could not be read.
+    """
+    _check(path, os.stat(path).st_mode)
+    return path.read_bytes()

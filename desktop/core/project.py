@@ -39,6 +39,7 @@ from typing import cast
 from ._atomic import keep_copy
 from ._docstore import MAX_DEPTH, DocumentCorruptError, DocumentStore, LoadResult, depth_exceeds
 from ._lock import FileLock, LockState
+from ._regular import read_regular
 from .archive import (
     ARCHIVE_DIR,
     ArchiveContents,
@@ -183,6 +184,7 @@ class ProjectStore:
             error_type=ProjectCorruptError,
             blocked_error=ProjectError,
             max_depth=None,  # checked by _decode once nested versions are flat
+            read=read_regular,  # a project folder is untrusted: never wait on a FIFO or device
         )
         self._flattened = 0
         self._pre_flat: Path | None = None

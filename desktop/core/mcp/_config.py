@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, get_args
 
+from desktop.core._regular import read_regular
+
 __all__ = [
     "Approval",
     "Transport",
@@ -427,7 +429,7 @@ def import_claude_desktop(path: Path | None = None) -> dict[str, McpServerConfig
     """
     target = claude_desktop_config_path() if path is None else path
     try:
-        data = target.read_bytes()
+        data = read_regular(target)  # a FIFO or device picked by mistake is refused, never waited on
     except FileNotFoundError:
         raise McpImportError(f"Claude Desktop's config was not found at {target}") from None
     except OSError as err:
