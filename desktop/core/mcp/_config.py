@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias, get_args
 
 from desktop.core._regular import read_regular
+from desktop.core.visible import visible_text
 
 __all__ = [
     "Approval",
@@ -159,7 +160,9 @@ class McpServerConfig:
 
 
 def _where(name: str, key: str | None = None) -> str:
-    return f'server "{name}"' if key is None else f'server "{name}": "{key}"'
+    """How an error names a server's field; names come from files, so they are made visible."""
+    shown = visible_text(name)
+    return f'server "{shown}"' if key is None else f'server "{shown}": "{visible_text(key)}"'
 
 
 def _str_map(name: str, key: str, value: object, problems: list[str]) -> dict[str, str]:

@@ -20,6 +20,7 @@ from typing import Any
 from desktop.core._atomic import atomic_write_bytes, move_aside
 from desktop.core._regular import read_regular
 from desktop.core.mcp._config import McpConfigError, McpServerConfig, parse_mcp_file
+from desktop.core.visible import visible_text
 
 __all__ = ["PROJECT_FILE", "TRUST_FILE", "ProjectServers", "TrustStore", "read_project_servers"]
 
@@ -47,8 +48,13 @@ class ProjectServers:
     servers: dict[str, McpServerConfig]
 
     def banner_lines(self) -> list[tuple[str, str]]:
-        """``(name, command line or URL)`` for each server, in file order, for the trust banner."""
-        return [(name, server.describe()) for name, server in self.servers.items()]
+        """``(name, command line or URL)`` for each server, in file order, for the trust banner.
+
+        Both come from the project's file: they are made visible (``visible_text``: a newline, a
+        bidi override or a zero-width character shows as an escape), so a name cannot add a line
+        that hides or disguises another server's command.
+        """
+        return [(visible_text(name), visible_text(cfg.describe())) for name, cfg in self.servers.items()]
 
 
 def read_project_servers(project_dir: Path) -> ProjectServers | None:
