@@ -37,6 +37,11 @@ _.pending_permission_cards  # transcript
 
 _.revision  # ChatNodeWidget: the conversation's revision (cost cache key)
 
+# core.mcp.CardNames: what the permission card shows beside the cleaned names (the card's wiring
+# is the UI's; until then the tests read them).
+_.server_given
+_.tool_given
+
 # The loopback provider's scripting and inspection API (desktop.demo), used by the tests and benchmarks
 # through desktop.testing.
 _.openai_base_url

@@ -3,6 +3,8 @@
 * ``atomic_write_bytes``: temp file in the same folder, fsync, optional last-good backup, ``os.replace``,
   fsync of the folder. A failure at any step leaves the previous file untouched and no temp file behind.
 * ``move_aside``: renames a bad file to ``<name>.corrupt-<timestamp>`` without ever overwriting anything.
+* ``keep_copy``: keeps a copy of a file under a new name (``-2``, ``-3``... if taken), never
+  overwriting anything, before the file is replaced by a newer format.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["atomic_write_bytes", "fsync_dir", "move_aside"]
+from ._regular import read_regular
+
+__all__ = ["atomic_write_bytes", "fsync_dir", "keep_copy", "move_aside"]
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +69,7 @@ def _make_backup(path: Path, backup: Path, mode: int) -> None:
     try:
         os.link(path, link_tmp)
     except OSError:
-        data = path.read_bytes()
+        data = read_regular(path)
         tmp = _write_temp(folder, f".{backup.name}.", data, mode)
         try:
             os.replace(tmp, backup)
@@ -151,3 +155,33 @@ def move_aside(path: Path, label: str = "corrupt") -> Path:
         log.warning("kept a bad file aside: %s -> %s", path, target)
         return target
     raise OSError(f"no free name to keep {path} aside")
+
+
+def keep_copy(path: Path, target: Path) -> Path:
+    """Keep the current ``path`` as ``target`` (``-2``, ``-3``... when taken); never overwrites.
+
+    A hard link when the file system has them (the copy survives ``path`` being replaced), else a
+    byte copy written atomically.
+
+    Returns:
+        The copy.
+
+    Raises:
+        OSError: No copy could be made (``path`` is unchanged).
+    """
+    for n in range(1, 1000):
+        candidate = target if n == 1 else target.with_name(f"{target.name}-{n}")
+        try:
+            os.link(path, candidate)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            if exc.errno == errno.ENOENT:
+                raise
+            if candidate.exists():
+                continue
+            atomic_write_bytes(candidate, read_regular(path))  # no hard links here: copy the bytes
+            return candidate
+        fsync_dir(candidate.parent)
+        return candidate
+    raise OSError(f"no free name to keep a copy of {path} as {target.name}")

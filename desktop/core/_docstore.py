@@ -6,7 +6,8 @@ What every document gets:
   than ``MAX_DEPTH`` or deep enough to hit Python's recursion limit, wrong types anywhere) moves the
   file aside to ``<name>.corrupt-<timestamp>`` (never overwriting anything), then the last good
   ``<name>.bak`` is used when it is valid, else the defaults; the ``LoadResult`` says what happened.
-  A file that cannot be read (permissions) is left in place and later saves refuse to overwrite it.
+  A file that cannot be read (permissions, or not a regular file: a FIFO or a device is refused
+  before it is opened, ``_regular``) is left in place and later saves refuse to overwrite it.
 * **Valid Unicode.** Escaped lone surrogates (``"\\ud83d"``) are repaired to U+FFFD on load (the
   result says so) and on save (a save never raises an encoder error).
 * **Atomic saves** with a last-good backup (``_atomic.atomic_write_bytes``).
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeAlias, TypeVar
 
 from ._atomic import atomic_write_bytes, move_aside
+from ._regular import read_checked
 from .text import repair_surrogates, utf8_bytes
 
 __all__ = [
@@ -37,6 +39,7 @@ __all__ = [
     "DocumentStore",
     "Fingerprint",
     "LoadResult",
+    "depth_exceeds",
     "fingerprint",
     "parse_document",
 ]
@@ -135,7 +138,7 @@ class LoadResult(Generic[T]):
     missing: bool = False
 
 
-def _depth_exceeds(obj: object, limit: int) -> bool:
+def depth_exceeds(obj: object, limit: int) -> bool:
     """True when ``obj`` nests lists/objects deeper than ``limit`` (iterative)."""
     stack: list[tuple[Any, int]] = [(obj, 1)]
     while stack:
@@ -149,8 +152,13 @@ def _depth_exceeds(obj: object, limit: int) -> bool:
     return False
 
 
-def parse_document(data: bytes, max_depth: int = MAX_DEPTH) -> tuple[object, int]:
+def parse_document(data: bytes, max_depth: int | None = MAX_DEPTH) -> tuple[object, int]:
     """Decode a JSON document's bytes; never raises anything but ``ValueError``.
+
+    Args:
+        data: The file's bytes.
+        max_depth: The deepest nesting accepted; None leaves the check to the caller (a document
+            whose older form nests deeper and is made flat by its decoder, which checks after).
 
     Returns:
         ``(value, repaired)``: the parsed value and how many strings had lone surrogates replaced.
@@ -170,8 +178,8 @@ def parse_document(data: bytes, max_depth: int = MAX_DEPTH) -> tuple[object, int
         raise ValueError(f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     except RecursionError:
         raise ValueError("not valid JSON (nested too deeply)") from None
-    if isinstance(raw, (dict, list)) and (data.count(b"[") + data.count(b"{")) > max_depth:
-        if _depth_exceeds(raw, max_depth):
+    if max_depth is not None and isinstance(raw, (dict, list)):
+        if data.count(b"[") + data.count(b"{") > max_depth and depth_exceeds(raw, max_depth):
             raise ValueError(f"nested more than {max_depth} levels deep")
     if _SURROGATE_ESCAPE.search(text) is not None:  # from valid UTF-8 only escapes make surrogates
         raw, repaired = repair_surrogates(raw)
@@ -198,6 +206,10 @@ class DocumentStore(Generic[T]):
         error_type: The corrupt-file error to report (a ``DocumentCorruptError`` subclass).
         blocked_error: Builds the error ``write`` raises while the file could not be read.
         fallback: Passed to ``error_type`` (what is used when nothing was recovered).
+        max_depth: Passed to ``parse_document`` (None: ``decode`` checks the depth itself).
+        read: Reads the document or its backup; anything that is not a regular file must be
+            refused (an ``OSError``). ``_regular.read_regular`` for files of a folder others may
+            write (a project), the default ``read_checked`` for the user's own.
 
     Attributes:
         path: The document file.
@@ -217,8 +229,12 @@ class DocumentStore(Generic[T]):
         error_type: type[DocumentCorruptError] = DocumentCorruptError,
         blocked_error: Callable[[str], Exception] = OSError,
         fallback: str | None = None,
+        max_depth: int | None = MAX_DEPTH,
+        read: Callable[[Path], bytes] = read_checked,
     ) -> None:
         self.path = Path(path)
+        self._max_depth = max_depth
+        self._read = read
         self.backup_path = self.path.with_name(self.path.name + ".bak")
         self._decode = decode
         self._encode = encode
@@ -241,7 +257,7 @@ class DocumentStore(Generic[T]):
         Raises:
             ValueError: Anything wrong, with a readable reason.
         """
-        raw, repaired = parse_document(data)
+        raw, repaired = parse_document(data, self._max_depth)
         try:
             return self._decode(raw), repaired
         except RecursionError:
@@ -261,7 +277,7 @@ class DocumentStore(Generic[T]):
         """
         self.blocked = None
         try:
-            data = self.path.read_bytes()
+            data = self._read(self.path)  # a FIFO or device in its place is refused, never waited on
         except FileNotFoundError:
             self.seen, self.known = True, None
             return LoadResult(self._default(), missing=True)
@@ -300,7 +316,7 @@ class DocumentStore(Generic[T]):
         repaired = 0
         if recover:
             try:
-                value, repaired = self.parse(self.backup_path.read_bytes())
+                value, repaired = self.parse(self._read(self.backup_path))
             except (OSError, ValueError):
                 value = None
         err = self._error_type(
@@ -334,7 +350,7 @@ class DocumentStore(Generic[T]):
         if self.seen and self.known is not None and fingerprint(path) == self.known:
             return True
         try:
-            self.parse(path.read_bytes())
+            self.parse(self._read(path))
         except (OSError, ValueError):
             return False
         return True

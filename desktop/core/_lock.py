@@ -3,7 +3,8 @@
 The lock belongs to one open file description: a second ``FileLock`` on the same path is refused
 also inside the same process, and the operating system drops the lock when the holder exits or is
 killed. The lock file itself is never deleted (deleting a held lock file would let a second holder
-lock a new file of the same name).
+lock a new file of the same name). A lock file that is not a regular file (a FIFO or a device put
+there) is never opened: the lock is then ``UNAVAILABLE``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import time
 import weakref
 from enum import Enum
 from pathlib import Path
+
+from ._regular import open_regular, read_regular
 
 __all__ = ["FileLock", "LockState"]
 
@@ -103,7 +106,7 @@ class FileLock:
             else:
                 if self._create_parent:
                     self.path.parent.mkdir(parents=True, exist_ok=True)
-                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+                fd = open_regular(self.path, os.O_RDWR | os.O_CREAT, 0o644)  # never a FIFO or device
         except OSError as exc:
             self.last_error = f"{type(exc).__name__}: {exc.strerror or exc}"
             return LockState.UNAVAILABLE
@@ -139,7 +142,7 @@ class FileLock:
     def holder_pid(self) -> int | None:
         """The process id the holder wrote into the lock file, when readable."""
         try:
-            text = self.path.read_text(encoding="ascii", errors="replace").strip()
+            text = read_regular(self.path, 64).decode("ascii", errors="replace").strip()
         except OSError:
             return None
         return int(text) if text.isdigit() else None

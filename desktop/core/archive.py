@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ._atomic import fsync_dir
+from ._regular import open_regular, read_regular
 from .chat.conversation import Conversation, message_from_dict, message_to_dict, new_id, now_ms, split_for_cap
 from .chat.types import ChatMessage
 from .text import repair_surrogates, utf8_bytes
@@ -221,7 +222,7 @@ class HistoryArchive:
         if self.marker.exists():
             return
         self.marker.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.marker, os.O_WRONLY | os.O_CREAT, 0o644)
+        fd = open_regular(self.marker, os.O_WRONLY | os.O_CREAT, 0o644)
         try:
             os.fsync(fd)
         finally:
@@ -259,12 +260,13 @@ class HistoryArchive:
             path.parent.mkdir(parents=True, exist_ok=True)
             text = "".join(_JSON.encode(message_to_dict(m)) + "\n" for m in fresh)
             lines, _ = utf8_bytes(text)
-            with open(path, "ab") as fh:
-                if fh.tell() > 0:
-                    with open(path, "rb") as check:
-                        check.seek(-1, os.SEEK_END)
-                        if check.read(1) != b"\n":  # a torn last line from a crash: start a fresh line
-                            lines = b"\n" + lines
+            # A FIFO or device in the archive's place is refused, never waited on (open_regular).
+            with os.fdopen(open_regular(path, os.O_RDWR | os.O_APPEND | os.O_CREAT), "a+b") as fh:
+                end = fh.seek(0, os.SEEK_END)
+                if end > 0:
+                    fh.seek(end - 1)
+                    if fh.read(1) != b"\n":  # a torn last line from a crash: start a fresh line
+                        lines = b"\n" + lines
                 fh.write(lines)
                 fh.flush()
                 os.fsync(fh.fileno())
@@ -288,7 +290,7 @@ class HistoryArchive:
         """Read a node's archive back; unreadable lines are skipped and counted, repeated ids skipped."""
         path = self.path(node_id)
         try:
-            data = path.read_bytes()
+            data = read_regular(path)
         except FileNotFoundError:
             return ArchiveContents([], 0)
         except OSError as exc:

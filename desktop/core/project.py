@@ -19,6 +19,10 @@ puts them together:
 * **Crash debris:** temp files of interrupted saves are removed when the project is opened, and a
   crash between an archive append and the ``project.json`` replace never duplicates or loses a
   message (see ``archive``).
+* **Versions migrate once:** a file storing versions in the older nested form (4 JSON levels per
+  version, which could outgrow ``MAX_DEPTH``) is read whatever its depth, as long as it is within
+  ``MAX_DEPTH`` once flat; the first save writes the flat form and first keeps the old file as
+  ``project.json.pre-flat-versions`` (``PRE_FLAT_SUFFIX``; ``-2``, ``-3``... if taken).
 """
 
 from __future__ import annotations
@@ -32,8 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from ._docstore import DocumentCorruptError, DocumentStore, LoadResult
+from ._atomic import keep_copy
+from ._docstore import MAX_DEPTH, DocumentCorruptError, DocumentStore, LoadResult, depth_exceeds
 from ._lock import FileLock, LockState
+from ._regular import read_regular
 from .archive import (
     ARCHIVE_DIR,
     ArchiveContents,
@@ -54,6 +60,7 @@ from .project_format import (
     NodeState,
     Project,
     conversation_from_dict,
+    decode_project,
     new_node_state,
     new_project,
     project_from_dict,
@@ -65,6 +72,7 @@ __all__ = [
     "DEFAULT_NODE_HEIGHT",
     "DEFAULT_NODE_WIDTH",
     "LOCK_FILE",
+    "PRE_FLAT_SUFFIX",
     "PROJECT_FILE",
     "PROJECT_VERSION",
     "ArchiveContents",
@@ -89,6 +97,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 LOCK_FILE = Path(".chatnodes") / "lock"
+PRE_FLAT_SUFFIX = "pre-flat-versions"
+"""``project.json.<this>``: the file as it was before its nested versions were first saved flat."""
 
 
 class ProjectError(Exception):
@@ -168,12 +178,16 @@ class ProjectStore:
         self.last_load: LoadResult[Project] | None = None
         self._doc: DocumentStore[Project] = DocumentStore(
             self.path,
-            decode=project_from_dict,
+            decode=self._decode,
             encode=project_to_json,
             default=new_project,
             error_type=ProjectCorruptError,
             blocked_error=ProjectError,
+            max_depth=None,  # checked by _decode once nested versions are flat
+            read=read_regular,  # a project folder is untrusted: never wait on a FIFO or device
         )
+        self._flattened = 0
+        self._pre_flat: Path | None = None
         self.backup_path = self._doc.backup_path
         self._archive = HistoryArchive(self.folder)
         self.archive_dir = self._archive.dir
@@ -247,6 +261,15 @@ class ProjectStore:
     # ------------------------------------------------------------------------------------------
     # Loading
 
+    def _decode(self, raw: object) -> Project:
+        """``decode_project``, then the depth check on the flat form (a file of the older form may
+        nest deeper; nothing else may)."""
+        project, flattened = decode_project(raw)
+        if depth_exceeds(raw, MAX_DEPTH):
+            raise ValueError(f"nested more than {MAX_DEPTH} levels deep")
+        self._flattened = flattened
+        return project
+
     def open(self) -> LoadResult[Project]:
         """Take the lock when free and load the project; never raises.
 
@@ -268,7 +291,12 @@ class ProjectStore:
         busy = state is LockState.BUSY
         if state is LockState.HELD:
             self._doc.remove_debris()
+        self._flattened = 0
         result = self._doc.load(may_write=not busy, recover=recover)
+        self._pre_flat = (result.recovered_from or self.path) if self._flattened else None
+        if self._pre_flat is not None:
+            log.info("%s stores versions nested (%d tails); the next save writes them flat and keeps "
+                     "the old file as %s.%s", self._pre_flat, self._flattened, PROJECT_FILE, PRE_FLAT_SUFFIX)
         project = result.value
         notices = list(result.notices)
         repaired = result.repaired
@@ -368,6 +396,7 @@ class ProjectStore:
                 f"{self.path} was changed by another program since it was loaded and was not "
                 "overwritten; open the project again to see that version"
             )
+        self._keep_pre_flat()
         archived: dict[str, int] = {}
         trimmed: dict[str, TrimInfo] = {}
         nodes: list[NodeState] = []
@@ -382,6 +411,18 @@ class ProjectStore:
         with contextlib.suppress(OSError):
             self._archive.clear_pending()
         return SaveResult(archived, trimmed, repaired, self._store_grants(project))
+
+    def _keep_pre_flat(self) -> None:
+        """Before the first save of a file whose versions were nested, keep that file (once)."""
+        source, self._pre_flat = self._pre_flat, None
+        if source is None:
+            return
+        try:
+            kept = keep_copy(source, self.path.with_name(f"{PROJECT_FILE}.{PRE_FLAT_SUFFIX}"))
+        except OSError as exc:  # the save goes on: the flat file holds the same versions
+            log.error("could not keep %s before saving its versions flat: %s", source, exc)
+            return
+        log.info("kept %s as %s before saving its versions flat", source.name, kept.name)
 
     def _capped(
         self,

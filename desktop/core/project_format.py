@@ -8,6 +8,12 @@
 
 Unknown keys (top level, per node and inside ``data``) are kept and written back.
 
+Versions (``desktop.core.chat.versions``) ride in the messages' unknown fields: the records and
+the flat table of stored tails (``versionTails``) on the active path's messages. A conversation
+whose versions are in the older nested form (each stored tail inside its record, 4 JSON levels
+deeper with every version) is flattened as it loads (``decode_project`` says how many tails it
+moved), so the next save writes the flat form.
+
 ``always_allow`` is data, not a grant: a list found in a file is kept only as the node's
 ``requested_always_allow`` (the UI may show "this project asks for ...") and the file is always
 written with an empty list. What the user allowed lives in ``permissions.GrantStore``.
@@ -27,6 +33,7 @@ from .chat.conversation import (
     create_conversation,
     new_id,
 )
+from .chat.versions import flatten_raw_messages
 from .text import repair_surrogates
 
 __all__ = [
@@ -37,6 +44,7 @@ __all__ = [
     "NodeState",
     "Project",
     "conversation_from_dict",
+    "decode_project",
     "new_node_state",
     "new_project",
     "project_from_dict",
@@ -168,7 +176,13 @@ def _opt_str(data: dict[str, Any], key: str, where: str, problems: list[str]) ->
     return value
 
 
-def _conversation_from(value: object) -> Conversation:
+def _conversation_from(value: object, flattened: list[int]) -> Conversation:
+    """The conversation of a node's ``data``; nested versions are flattened first (in ``value``).
+
+    Args:
+        value: The parsed ``conversation`` value (changed in place when its versions are nested).
+        flattened: Gets how many nested version tails were moved into tables.
+    """
     if value is None:
         return create_conversation()
     if isinstance(value, str):  # tolerated: a conversation stored as its JSON text
@@ -176,10 +190,12 @@ def _conversation_from(value: object) -> Conversation:
             value, _ = repair_surrogates(json.loads(value))
         except (ValueError, RecursionError) as exc:
             raise TypeError(f"conversation is not valid JSON: {exc}") from None
+    if isinstance(value, dict) and isinstance(value.get("messages"), list):
+        flattened.append(flatten_raw_messages(value["messages"]))
     return conversation_from_dict(value)
 
 
-def _node_from_dict(raw: object, where: str, problems: list[str]) -> NodeState | None:
+def _node_from_dict(raw: object, where: str, problems: list[str], flattened: list[int]) -> NodeState | None:
     if not isinstance(raw, dict):
         problems.append(f"{where}: must be an object")
         return None
@@ -224,7 +240,7 @@ def _node_from_dict(raw: object, where: str, problems: list[str]) -> NodeState |
         return node
     dwhere = f"{where}.data"
     try:
-        node.conversation = _conversation_from(data.get("conversation"))
+        node.conversation = _conversation_from(data.get("conversation"), flattened)
     except TypeError as exc:
         problems.append(f"{dwhere}.conversation: {exc}")
     node.model = _opt_str(data, "model", dwhere, problems)
@@ -243,6 +259,23 @@ def project_from_dict(raw: object) -> Project:
     """Build a project from parsed ``project.json``.
 
     ``data.always_allow`` lands in ``requested_always_allow``; ``always_allow`` stays empty.
+    Versions in the older nested form are flattened (see ``decode_project``).
+
+    Raises:
+        ValueError: Naming every problem found (``nodes[1].data.conversation: message 3: ...``).
+    """
+    return decode_project(raw)[0]
+
+
+def decode_project(raw: object) -> tuple[Project, int]:
+    """``project_from_dict``, and how many nested version tails it flattened.
+
+    ``raw`` is changed in place where versions were nested: afterwards it is as deep as the flat
+    form, so a caller may check the depth of the document it parsed only then (a file of the
+    older form nests 4 levels deeper with every version).
+
+    Returns:
+        ``(project, moved)``: ``moved`` > 0 when the file stored versions in the older form.
 
     Raises:
         ValueError: Naming every problem found (``nodes[1].data.conversation: message 3: ...``).
@@ -259,8 +292,9 @@ def project_from_dict(raw: object) -> Project:
         raw_nodes = []
     nodes: list[NodeState] = []
     seen: set[str] = set()
+    flattened: list[int] = []
     for i, item in enumerate(raw_nodes):
-        node = _node_from_dict(item, f"nodes[{i}]", problems)
+        node = _node_from_dict(item, f"nodes[{i}]", problems, flattened)
         if node is None:
             continue
         if node.id in seen:
@@ -270,7 +304,8 @@ def project_from_dict(raw: object) -> Project:
         nodes.append(node)
     if problems:
         raise ValueError("; ".join(problems))
-    return Project(nodes=nodes, extra={k: v for k, v in raw.items() if k not in _PROJECT_KEYS})
+    project = Project(nodes=nodes, extra={k: v for k, v in raw.items() if k not in _PROJECT_KEYS})
+    return project, sum(flattened)
 
 
 def _embed(obj: dict[str, Any], key: str, raw_json: str) -> str:

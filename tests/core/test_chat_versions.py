@@ -20,6 +20,8 @@ from desktop.core.chat.conversation import (
     conversation_to_json,
     create_conversation,
     deserialize_conversation,
+    message_from_dict,
+    message_to_dict,
     new_id,
     serialize_conversation,
     split_for_cap,
@@ -30,16 +32,19 @@ from desktop.core.chat.types import ChatMessage, ToolCall, Usage
 from desktop.core.chat.versions import (
     ANSWERS_KEY,
     FORKED_FROM_KEY,
+    TAILS_KEY,
     VERSIONS_KEY,
     VersionControl,
     all_responses,
     cost_split,
     cost_split_text,
     edit_user_message,
+    flatten_versions,
     fork_prefix,
     other_versions,
     regenerate,
     responses_in,
+    stored_versions,
     switch_fork,
     switch_version,
     version_controls,
@@ -110,7 +115,8 @@ def test_edit_keeps_the_old_tail_as_a_version_and_switching_restores_it() -> Non
     switch_version(conv, new.id, 1)
     assert _texts(conv) == ["one", "answer to one", "two", "answer to two", "three", "answer to three"]
     assert versions_at(conv, conv.messages[2].id) == (1, 2)
-    stored = conv.messages[2].extra[VERSIONS_KEY]["others"][0]
+    ref = conv.messages[2].extra[VERSIONS_KEY]["others"][0]
+    stored = conv.messages[2].extra[TAILS_KEY][ref]  # the tail, in the table of its owner
     assert stored[0]["content"] == "TWO" and VERSIONS_KEY not in stored[0]  # the record moved
     switch_version(conv, conv.messages[2].id, 2)
     assert _texts(conv) == ["one", "answer to one", "TWO", "answer to TWO"]
@@ -189,12 +195,125 @@ def test_fork_prefix_copies_the_path_with_fresh_ids_and_no_versions() -> None:
     copies = fork_prefix(conv, conv.messages[3].id)
     assert [m.content for m in copies] == _texts(conv)[:4]
     assert not {m.id for m in copies} & {m.id for m in conv.messages}
-    assert all(VERSIONS_KEY not in m.extra and ANSWERS_KEY not in m.extra for m in copies)
+    assert all(not {VERSIONS_KEY, ANSWERS_KEY, TAILS_KEY} & m.extra.keys() for m in copies)
     assert [m.extra[FORKED_FROM_KEY] for m in copies] == [m.id for m in conv.messages[:4]]
     copies[0].content = "changed"
     assert conv.messages[0].content == "one"  # deep copies
     forked = Conversation(id="c-f", messages=copies)
     assert all_responses(forked) == []  # paid by the original node
+
+
+# ---------------------------------------------------------------------------------------------
+# Storage: one flat table per message of the active path
+
+
+def _depth(value: object) -> int:
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, depth)
+            stack.extend((c, depth + 1) for c in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def _reachable(extra: dict[str, object], table: dict[str, list[dict[str, object]]]) -> set[str]:
+    """The refs the records of ``extra`` reach through ``table``."""
+    found: set[str] = set()
+    stack = [extra]
+    while stack:
+        holder = stack.pop()
+        for key in (VERSIONS_KEY, ANSWERS_KEY):
+            record = holder.get(key)
+            for ref in record["others"] if isinstance(record, dict) else []:
+                if ref not in found:
+                    found.add(ref)
+                    stack.extend(table[ref])
+    return found
+
+
+def assert_owned(conv: Conversation) -> None:
+    """Each path message's table holds exactly the tails its own records reach; stored messages
+    never hold a table."""
+    for m in conv.messages:
+        table = m.extra.get(TAILS_KEY, {})
+        assert set(table) == _reachable(m.extra, table), m.content
+        assert all(TAILS_KEY not in d for tail in table.values() for d in tail)
+
+
+def test_switching_back_to_a_version_with_fork_points_gives_them_their_tails() -> None:
+    conv = _chat("q0", "q1", "q2")
+    regenerate(conv, conv.messages[5].id)
+    _answer(conv, "b2")
+    regenerate(conv, conv.messages[3].id)  # the stored answer holds q2's fork point
+    _answer(conv, "b1")
+    assert_owned(conv)
+    assert TAILS_KEY not in conv.messages[0].extra
+    switch_version(conv, conv.messages[3].id, 1)
+    assert _texts(conv) == ["q0", "answer to q0", "q1", "answer to q1", "q2", "b2"]
+    assert versions_at(conv, conv.messages[5].id) == (2, 2)  # q2's versions came back with it
+    assert_owned(conv)
+    assert len(all_responses(conv)) == 5
+    switch_version(conv, conv.messages[5].id, 1)
+    assert _texts(conv)[-1] == "answer to q2"
+    edit_user_message(conv, conv.messages[2].id, "Q1")  # q1 and q2 with their versions go under Q1
+    assert_owned(conv)
+    assert len(all_responses(conv)) == 5 and len(conv.messages[2].extra[TAILS_KEY]) == 3
+
+
+def test_the_json_depth_does_not_grow_with_versions() -> None:
+    depths = []
+    for answers in (2, 300):  # 300 nested versions: the older form nested 1,200 levels deep
+        conv = _chat(*(f"q{i}" for i in range(answers)))
+        for i in reversed(range(answers)):
+            regenerate(conv, conv.messages[2 * i + 1].id)
+            _answer(conv, f"b{i}")
+        depths.append(_depth(json.loads(conversation_to_json(conv))))
+        again = deserialize_conversation(conversation_to_json(conv))
+        assert len(all_responses(again)) == 2 * answers
+        switch_version(again, again.messages[1].id, 1)  # back to the first answer of q0
+        assert _texts(again) == ["q0", "answer to q0", "q1", "b1"]
+        assert_owned(again)
+        assert len(list(stored_versions(again.messages))) == answers
+    assert depths[0] == depths[1]
+
+
+def _nested(exchanges: int) -> Conversation:
+    """A conversation with versions in the older nested form (each tail inside its record), as
+    the app wrote them before: every answer regenerated once, from the last to the first."""
+    conv = _chat(*(f"q{i}" for i in range(exchanges)))
+    ts = conv.messages[0].ts
+    later: list[dict[str, object]] = []
+    for i in reversed(range(exchanges)):
+        q, a = conv.messages[2 * i], conv.messages[2 * i + 1]
+        tail = [message_to_dict(a), *later]
+        q.extra = {ANSWERS_KEY: {"active": 1, "others": [tail]}}
+        later = [message_to_dict(q), {"id": f"b{i}", "role": "assistant", "content": f"b{i}", "ts": ts}]
+    conv.messages[1:] = [message_from_dict(later[1])]
+    return conv
+
+
+def test_nested_records_of_the_older_form_are_read_and_flattened() -> None:
+    conv = _nested(40)
+    assert _depth(json.loads(conversation_to_json(conv))) > 128
+    assert versions_at(conv, "b0") == (2, 2) and len(all_responses(conv)) == 80
+    labels = [label for label, _ in stored_versions(conv.messages)]
+    assert len(labels) == 40 and labels[0] == 'Answer 1 of 2 to "q0"'
+    before = (_texts(conv), sorted(m.id for m in all_responses(conv)), labels)
+    assert flatten_versions(conv.messages) == 40
+    assert (_texts(conv), sorted(m.id for m in all_responses(conv)),
+            [label for label, _ in stored_versions(conv.messages)]) == before
+    assert _depth(json.loads(conversation_to_json(conv))) < 20
+    assert_owned(conv)
+    assert flatten_versions(conv.messages) == 0
+
+
+def test_operations_flatten_nested_records_first() -> None:
+    conv = _nested(5)
+    switch_version(conv, "b0", 1)
+    assert _texts(conv) == ["q0", "answer to q0", "q1", "b1"]
+    assert_owned(conv)
+    assert len(all_responses(conv)) == 10
 
 
 # ---------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from desktop.core import project as project_module
 from desktop.core.chat.conversation import (
     append_message,
     create_conversation,
@@ -208,16 +209,16 @@ def test_several_corrupt_files_never_overwrite_each_other(tmp_path: Path) -> Non
 
 
 def test_unreadable_file_is_left_alone_and_not_overwritten(tmp_path: Path, monkeypatch) -> None:
-    store = ProjectStore(tmp_path)
-    store.path.write_bytes(b'{"version": 1, "nodes": []}')
-    real_read = Path.read_bytes
+    (tmp_path / "project.json").write_bytes(b'{"version": 1, "nodes": []}')
+    real_read = project_module.read_regular
 
-    def deny(self: Path) -> bytes:
-        if self == store.path:
+    def deny(path: Path, limit: int | None = None) -> bytes:
+        if Path(path) == tmp_path / "project.json":
             raise PermissionError(13, "Permission denied")
-        return real_read(self)
+        return real_read(path, limit)
 
-    monkeypatch.setattr(Path, "read_bytes", deny)
+    monkeypatch.setattr(project_module, "read_regular", deny)  # root here: chmod would deny nothing
+    store = ProjectStore(tmp_path)
     project, err = store.load_or_recover()
     assert err is not None and err.moved_to is None and "Permission denied" in err.reason
     with pytest.raises(ProjectError, match="not overwritten"):

@@ -1,7 +1,7 @@
 """Versions of a conversation: edit a user message, regenerate an answer, switch, fork.
 
-Storage (no new field anywhere: everything rides in ``ChatMessage.extra``, which every codec,
-the history cap and the archive already carry verbatim):
+Storage (no new field on any type: everything rides in ``ChatMessage.extra``, which every codec,
+the history cap and the archive already carry verbatim; the layout is ``_vstore``'s):
 
 * ``Conversation.messages`` is always the ACTIVE PATH. The runtime, the cap, the cost and every
   other reader see exactly what is sent to the model and nothing else.
@@ -15,17 +15,21 @@ the history cap and the archive already carry verbatim):
     the carrier; each stored tail is what followed it (it may be empty while a regenerated answer
     is pending). The record stays on the carrier.
 
-  A record is ``{"active": i, "others": [tail, ...]}``: ``i`` is the 0-based position of the
-  active tail among all ``len(others) + 1`` versions (in creation order) and ``others`` are the
-  inactive tails, in order, each a list of messages in their persisted form
-  (``message_to_dict``), which may carry nested records of their own.
+  A record is ``{"active": i, "others": [ref, ...]}``: ``i`` is the 0-based position of the
+  active tail among all ``len(others) + 1`` versions (in creation order) and each ref names an
+  inactive tail, in order, in the table ``extra["versionTails"]`` (``{ref: [message, ...]}``,
+  messages in their persisted form, ``message_to_dict``) of the active-path message that owns the
+  fork point. Stored messages may carry records of their own (refs into the same table) but never
+  a table, so the JSON depth of a conversation never grows with its history.
 
 Compatibility, both directions: a file without records loads as a conversation without
 versions. A file with records is still a v2 conversation whose ``messages`` is the active path;
-an older loader keeps the records as unknown message fields and writes them back untouched.
-The history cap measures a carrier with its records (the versions count towards the cap), keeps
-or drops it with its exchange, and a dropped carrier goes to the history archive with its
-records: a version is never dropped silently.
+an older loader keeps the records and tables as unknown message fields and writes them back
+untouched. Records of the older nested form (each tail inside its record) are read as they are,
+and flattened into the table by a load (``flatten_versions``) and by every operation.
+The history cap measures a carrier with its records and table (the versions count towards the
+cap), keeps or drops it with its exchange, and a dropped carrier goes to the history archive with
+them: a version is never dropped silently.
 
 A malformed record (a hand-edited or hostile file) is ignored for display, switching and cost and
 kept verbatim (moved to ``"<key>Unreadable"`` when a new record takes its place).
@@ -34,21 +38,48 @@ kept verbatim (moved to ``"<key>Unreadable"`` when a new record takes its place)
 from __future__ import annotations
 
 import copy
-import logging
-from collections.abc import Iterator, Mapping, Sequence
+import dataclasses
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
 
 from ._appliers import Conversation, new_id, now_ms
-from ._codec import message_from_dict, message_to_dict
-from .cost import ConversationCost, Price, conversation_cost, format_cost
+from ._vread import (
+    CostSplit,
+    all_responses,
+    cost_split,
+    cost_split_text,
+    other_versions,
+    responses_in,
+    stored_versions,
+)
+from ._vstore import (
+    ANSWERS_KEY,
+    FORKED_FROM_KEY,
+    KEYS,
+    TAILS_KEY,
+    VERSIONS_KEY,
+    ForkKind,
+    Item,
+    distribute,
+    flatten_owner,
+    flatten_raw_messages,
+    is_flat,
+    materialize,
+    new_ref,
+    pool_of,
+    read,
+    resolve,
+    set_table,
+    stored,
+    table_of,
+    take_tables,
+)
 from .types import ChatMessage
-
-log = logging.getLogger(__name__)
 
 __all__ = [
     "VERSIONS_KEY",
     "ANSWERS_KEY",
+    "TAILS_KEY",
     "FORKED_FROM_KEY",
     "ForkKind",
     "VersionControl",
@@ -63,22 +94,12 @@ __all__ = [
     "responses_in",
     "other_versions",
     "stored_versions",
+    "flatten_versions",
+    "flatten_raw_messages",
     "CostSplit",
     "cost_split",
     "cost_split_text",
 ]
-
-VERSIONS_KEY = "versions"
-"""``extra`` key of a user message holding the other edits of it (see the module doc)."""
-ANSWERS_KEY = "answerVersions"
-"""``extra`` key of a user message holding the other answers to it (see the module doc)."""
-FORKED_FROM_KEY = "forkedFrom"
-"""``extra`` key of a message copied by ``fork_prefix``: the id of the original message."""
-
-ForkKind = Literal["edit", "answer"]
-
-_KEYS: dict[ForkKind, str] = {"edit": VERSIONS_KEY, "answer": ANSWERS_KEY}
-_Tail = list[dict[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,53 +123,47 @@ class VersionControl:
 # Records
 
 
-def _read(msg: ChatMessage, kind: ForkKind) -> tuple[int, list[_Tail]] | None:
-    """The record of ``kind`` on ``msg`` as ``(active, others)``, or None (absent or malformed)."""
-    raw = msg.extra.get(_KEYS[kind]) if msg.extra else None
-    if raw is None:
-        return None
-    if isinstance(raw, dict):
-        active, others = raw.get("active"), raw.get("others")
-        if (
-            isinstance(active, int)
-            and not isinstance(active, bool)
-            and isinstance(others, list)
-            and 0 <= active <= len(others)
-            and all(isinstance(t, list) and all(isinstance(m, dict) for m in t) for t in others)
-        ):
-            return active, others
-    log.warning("ignoring a malformed %r record on message %s", _KEYS[kind], msg.id)
-    return None
-
-
-def _write(msg: ChatMessage, kind: ForkKind, active: int, others: list[_Tail]) -> None:
+def _write(msg: ChatMessage, kind: ForkKind, active: int, others: list[Item]) -> None:
     """Set (or, with no other versions, remove) the record; ``extra`` is replaced, never mutated.
 
     A malformed record found there is not thrown away: it moves to ``"<key>Unreadable"``.
     """
-    key = _KEYS[kind]
+    key = KEYS[kind]
     extra = {k: v for k, v in msg.extra.items() if k != key}
-    if key in msg.extra and _read(msg, kind) is None:
+    if key in msg.extra and read(msg, kind) is None:
         extra[f"{key}Unreadable"] = msg.extra[key]
     if others:
-        extra[_KEYS[kind]] = {"active": active, "others": others}
+        extra[key] = {"active": active, "others": others}
     msg.extra = extra
 
 
-def _to_dicts(messages: Sequence[ChatMessage], *, strip_edit: bool) -> _Tail:
-    out = [message_to_dict(m) for m in messages]
-    if strip_edit and out:
-        out[0] = {k: v for k, v in out[0].items() if k != VERSIONS_KEY}
-    return out
+def _ensure_flat(messages: Sequence[ChatMessage]) -> None:
+    """Move nested tails (the older form) of the active path's records into their tables."""
+    for m in messages:
+        if m.extra and not is_flat(m.extra):
+            flat = flatten_owner(m.extra, deep=False)
+            if flat is not None:
+                m.extra = flat[0]
 
 
-def _from_dicts(tail: _Tail) -> list[ChatMessage]:
-    """Messages of a stored tail (deep copies: the stored JSON is never shared with live messages).
+def flatten_versions(messages: Sequence[ChatMessage]) -> int:
+    """Store the versions of an active path in the flat form (in place; what a load does).
 
-    Raises:
-        TypeError: A stored message is malformed.
+    Records of the older nested form (each stored tail inside its record, nesting deeper with
+    every version) are moved into their owner's table, however deep they nest; a readable
+    conversation stays the same conversation (same path, versions, responses).
+
+    Returns:
+        How many nested tails were moved (0: nothing changed).
     """
-    return [message_from_dict(copy.deepcopy(d), i) for i, d in enumerate(tail)]
+    total = 0
+    for m in messages:
+        if m.extra:
+            flat = flatten_owner(m.extra)
+            if flat is not None:
+                m.extra, moved = flat
+                total += moved
+    return total
 
 
 def _index(conv: Conversation, message_id: str) -> int:
@@ -208,10 +223,17 @@ def edit_user_message(conv: Conversation, message_id: str, new_text: str) -> Cha
     old = conv.messages[p]
     if old.role != "user":
         raise ValueError(f"message {message_id!r} is a {old.role} message, not a user message")
-    active, others = _read(old, "edit") or (0, [])
-    versions = [*others[:active], _to_dicts(conv.messages[p:], strip_edit=True), *others[active:]]
+    tail = conv.messages[p:]
+    _ensure_flat(tail)
+    record = read(old, "edit")
+    active, others = record or (0, [])
+    pool = pool_of(tail)
+    ref = new_ref()
+    pool[ref] = stored(tail, strip_edit=record is not None)  # an unreadable record stays with it
+    versions: list[Item] = [*others[:active], ref, *others[active:]]
     new = ChatMessage(id=new_id("m"), role="user", content=new_text, ts=now_ms())
     _write(new, "edit", len(versions), versions)
+    set_table(new, pool)
     conv.messages[p:] = [new]
     return new
 
@@ -235,13 +257,18 @@ def regenerate(conv: Conversation, assistant_message_id: str) -> ChatMessage:
     u = _user_before(conv.messages, a)
     if u < 0:
         raise ValueError("the answer has no user message before it")
+    _ensure_flat(conv.messages[u:])
     carrier = conv.messages[u]
-    active, others = _read(carrier, "answer") or (0, [])
+    active, others = read(carrier, "answer") or (0, [])
     tail = conv.messages[u + 1 :]
+    pool = pool_of([carrier, *tail])
     versions = list(others)
     if tail:
-        versions.insert(active, _to_dicts(tail, strip_edit=False))
+        ref = new_ref()
+        pool[ref] = stored(tail, strip_edit=False)
+        versions.insert(active, ref)
     _write(carrier, "answer", len(versions), versions)
+    set_table(carrier, pool)
     del conv.messages[u + 1 :]
     return carrier
 
@@ -259,7 +286,7 @@ def versions_at(conv: Conversation, message_id: str) -> tuple[int, int]:
         carrier, kind = _fork_of(conv, message_id)
     except ValueError:
         return 1, 1
-    record = _read(conv.messages[carrier], kind)
+    record = read(conv.messages[carrier], kind)
     if record is None:
         return 1, 1
     return record[0] + 1, len(record[1]) + 1
@@ -280,15 +307,17 @@ def switch_fork(conv: Conversation, carrier_id: str, kind: ForkKind, k: int) -> 
     """Make version ``k`` (1-based) of a fork point active (what a ``VersionControl`` names).
 
     The active tail is stored in its place (an empty answer is dropped: it holds nothing) and the
-    chosen one becomes the end of the active path.
+    chosen one becomes the end of the active path. The stored tails are regrouped by owner: each
+    message of the new path owns the tails under its own fork points.
 
     Raises:
         KeyError: Unknown carrier.
         ValueError: ``k`` out of range, or the chosen version is malformed (nothing changes then).
     """
     c = _index(conv, carrier_id)
-    record = _read(conv.messages[c], kind)
-    active, others = record or (0, [])
+    _ensure_flat(conv.messages[c:])
+    carrier = conv.messages[c]
+    active, others = read(carrier, kind) or (0, [])
     n = len(others) + 1
     if not 1 <= k <= n:
         raise ValueError(f"version {k} out of range 1..{n}")
@@ -296,32 +325,39 @@ def switch_fork(conv: Conversation, carrier_id: str, kind: ForkKind, k: int) -> 
         return
     start = _tail_start(c, kind)
     current = conv.messages[start:]
-    versions: list[_Tail | None] = [*others[:active], None, *others[active:]]
+    versions: list[Item | None] = [*others[:active], None, *others[active:]]
     chosen = versions[k - 1]
-    assert chosen is not None
+    chosen_tail = resolve(chosen, table_of(carrier.extra))
     try:
-        new_tail = _from_dicts(chosen)
+        if chosen_tail is None:
+            raise ValueError("not a list of messages")
+        new_tail = materialize(chosen_tail, deep=True)
     except (TypeError, ValueError, RecursionError) as exc:
         raise ValueError(f"version {k} cannot be read: {exc}") from None
     if kind == "edit" and (not new_tail or new_tail[0].role != "user"):
         raise ValueError(f"version {k} does not start with a user message")
+    pool = pool_of(current if kind == "edit" else [carrier, *current])
+    if isinstance(chosen, str):
+        pool.pop(chosen, None)
+    take_tables(new_tail, pool)
     keep_current = kind == "edit" or bool(current)
-    stored: list[_Tail] = []
+    kept: list[Item] = []
     new_active = 0
-    for i, tail in enumerate(versions):
+    for i, item in enumerate(versions):
         if i == k - 1:
-            new_active = len(stored)
-        elif tail is None:
+            new_active = len(kept)
+        elif item is None:
             if keep_current:
-                stored.append(_to_dicts(current, strip_edit=kind == "edit"))
+                ref = new_ref()
+                pool[ref] = stored(current, strip_edit=kind == "edit")
+                kept.append(ref)
         else:
-            stored.append(tail)
+            kept.append(item)
     del conv.messages[start:]
-    if kind == "edit":
-        _write(new_tail[0], "edit", new_active, stored)
-    else:
-        _write(conv.messages[c], "answer", new_active, stored)
+    owner = new_tail[0] if kind == "edit" else carrier
+    _write(owner, kind, new_active, kept)
     conv.messages.extend(new_tail)
+    distribute(new_tail if kind == "edit" else [carrier, *new_tail], pool, owner)
 
 
 def version_controls(conv: Conversation) -> dict[str, VersionControl]:
@@ -335,10 +371,10 @@ def version_controls(conv: Conversation) -> dict[str, VersionControl]:
     for i, m in enumerate(msgs):
         if m.role != "user" or not m.extra:
             continue
-        edit = _read(m, "edit")
+        edit = read(m, "edit")
         if edit is not None:
             out[m.id] = VersionControl(m.id, "edit", edit[0] + 1, len(edit[1]) + 1)
-        answer = _read(m, "answer")
+        answer = read(m, "answer")
         if answer is not None:
             control = VersionControl(m.id, "answer", answer[0] + 1, len(answer[1]) + 1)
             shown = next((x for x in _answer_of(msgs, i) if x.role == "assistant"), None)
@@ -370,133 +406,9 @@ def fork_prefix(conv: Conversation, message_id: str) -> list[ChatMessage]:
     end = _index(conv, message_id)
     out: list[ChatMessage] = []
     for m in conv.messages[: end + 1]:
-        c = copy.deepcopy(m)
-        c.extra = {k: v for k, v in c.extra.items() if k not in (VERSIONS_KEY, ANSWERS_KEY)}
+        kept = {k: v for k, v in m.extra.items() if k not in (VERSIONS_KEY, ANSWERS_KEY, TAILS_KEY)}
+        c = copy.deepcopy(dataclasses.replace(m, extra=kept))
         c.extra.setdefault(FORKED_FROM_KEY, m.id)
         c.id = new_id("m")
         out.append(c)
     return out
-
-
-# ---------------------------------------------------------------------------------------------
-# Responses and cost
-
-
-def _walk(messages: Sequence[ChatMessage], active: bool) -> Iterator[tuple[ChatMessage, bool]]:
-    """Every message of ``messages`` and of every stored version under them, with "on this path"."""
-    for m in messages:
-        yield m, active
-        if m.role != "user" or not m.extra:
-            continue
-        for kind in ("edit", "answer"):
-            record = _read(m, kind)
-            if record is None:
-                continue
-            for tail in record[1]:
-                try:
-                    stored = _from_dicts(tail)
-                except (TypeError, ValueError, RecursionError) as exc:
-                    log.warning("skipping an unreadable stored version under %s: %s", m.id, exc)
-                    continue
-                yield from _walk(stored, False)
-
-
-def responses_in(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
-    """The assistant messages of ``messages`` and of every version stored under them.
-
-    Copies made by ``fork_prefix`` are left out (their cost belongs to the node they came from).
-    Works on any message list: a conversation's active path, or history read from the archive.
-    """
-    return [m for m, _ in _walk(messages, True) if m.role == "assistant" and FORKED_FROM_KEY not in m.extra]
-
-
-def all_responses(conv: Conversation) -> list[ChatMessage]:
-    """Every assistant message of every version of ``conv`` (what its cost counts)."""
-    return responses_in(conv.messages)
-
-
-def other_versions(conv: Conversation) -> list[ChatMessage]:
-    """The assistant messages of the versions that are not on the active path."""
-    return [
-        m
-        for m, on_path in _walk(conv.messages, True)
-        if not on_path and m.role == "assistant" and FORKED_FROM_KEY not in m.extra
-    ]
-
-
-def _snippet(text: str, limit: int = 40) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def stored_versions(messages: Sequence[ChatMessage]) -> Iterator[tuple[str, list[ChatMessage]]]:
-    """The versions kept under ``messages`` that are not on the path, as ``(label, tail)``.
-
-    Depth first: each fork point in order, each of its stored versions followed by the versions
-    stored inside it. The label says where the version branches off, e.g.
-    ``'Version 1 of 2 of "What is…"'`` (an edit) or ``'Answer 1 of 3 to "What is…"'``.
-    Unreadable versions are skipped (and logged).
-    """
-    for m in messages:
-        if m.role != "user" or not m.extra:
-            continue
-        for kind in ("edit", "answer"):
-            record = _read(m, kind)
-            if record is None:
-                continue
-            active, others = record
-            n = len(others) + 1
-            for i, tail in enumerate(others):
-                number = i + 1 if i < active else i + 2
-                try:
-                    stored = _from_dicts(tail)
-                except (TypeError, ValueError, RecursionError) as exc:
-                    log.warning("skipping an unreadable stored version under %s: %s", m.id, exc)
-                    continue
-                if kind == "edit":
-                    label = f'Version {number} of {n} of "{_snippet(m.content)}"'
-                else:
-                    label = f'Answer {number} of {n} to "{_snippet(m.content)}"'
-                yield label, stored
-                yield from stored_versions(stored)
-
-
-@dataclass(frozen=True, slots=True)
-class CostSplit:
-    """A conversation's cost split by version.
-
-    Attributes:
-        total: Every response of every version.
-        this_path: The responses on the active path.
-        other: The responses of the other versions.
-    """
-
-    total: ConversationCost
-    this_path: ConversationCost
-    other: ConversationCost
-
-
-def cost_split(
-    conv: Conversation, model: str | None, overrides: Mapping[str, Price] | None = None
-) -> CostSplit:
-    """The cost of every response, of the active path and of the other versions."""
-    on_path: list[ChatMessage] = []
-    other: list[ChatMessage] = []
-    for m, active in _walk(conv.messages, True):
-        if m.role == "assistant" and FORKED_FROM_KEY not in m.extra:
-            (on_path if active else other).append(m)
-    return CostSplit(
-        conversation_cost([*on_path, *other], model, overrides),
-        conversation_cost(on_path, model, overrides),
-        conversation_cost(other, model, overrides),
-    )
-
-
-def cost_split_text(split: CostSplit) -> str:
-    """The tooltip line splitting the cost: ``"This path: $0.0100 · other versions: $0.0200"``.
-
-    Empty when there are no other versions with usage (nothing to split).
-    """
-    if split.other.estimated and not split.other.unpriced:
-        return ""
-    return f"This path: {format_cost(split.this_path)} · other versions: {format_cost(split.other)}"

@@ -10,7 +10,8 @@ Public API:
   ``parse_mcp_file``, ``resolve_launch``, ``expand_env_refs``, ``keyring_user``, ``McpConfigError``,
   ``claude_desktop_config_path``, ``import_claude_desktop``, ``McpImportError``, ``DEFAULT_MAX_MESSAGE_MB``;
 * project trust: ``TrustStore``, ``ProjectServers``, ``read_project_servers``;
-* names: ``mangle_tool_name``, ``ToolNameMap``;
+* names: ``mangle_tool_name``, ``ToolNameMap``, and what a permission card shows: ``card_names``
+  (``CardNames``), ``clean_name``;
 * results: ``McpToolResult``, ``McpMedia``, ``McpResourceLink``, ``convert_result``, ``cut_for_model``;
 * runtime: ``McpManager``, ``ServerStatus``, ``McpToolInfo``, ``McpToolError``.
 """
@@ -40,7 +41,15 @@ from desktop.core.mcp._config import (
     resolve_launch,
 )
 from desktop.core.mcp._manager import DEFAULT_INIT_TIMEOUT_S, McpManager, McpToolError, McpToolInfo
-from desktop.core.mcp._names import MAX_TOOL_NAME, ToolNameMap, mangle_tool_name
+from desktop.core.mcp._names import (
+    CARD_NAME_LIMIT,
+    MAX_TOOL_NAME,
+    CardNames,
+    ToolNameMap,
+    card_names,
+    clean_name,
+    mangle_tool_name,
+)
 from desktop.core.mcp._results import (
     MODEL_TEXT_LIMIT,
     McpMedia,
@@ -55,6 +64,7 @@ from desktop.core.mcp._trust import PROJECT_FILE, TRUST_FILE, ProjectServers, Tr
 
 __all__ = [
     "APPROVALS",
+    "CARD_NAME_LIMIT",
     "DEFAULT_INIT_TIMEOUT_S",
     "DEFAULT_MAX_MESSAGE_MB",
     "DEFAULT_TIMEOUT_S",
@@ -65,6 +75,7 @@ __all__ = [
     "STDERR_LINES",
     "TRUST_FILE",
     "Approval",
+    "CardNames",
     "McpConfigError",
     "McpImportError",
     "McpManager",
@@ -82,7 +93,9 @@ __all__ = [
     "ToolNameMap",
     "Transport",
     "TrustStore",
+    "card_names",
     "claude_desktop_config_path",
+    "clean_name",
     "convert_result",
     "cut_for_model",
     "expand_env_refs",

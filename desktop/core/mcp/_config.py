@@ -28,6 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, get_args
 
+from desktop.core._regular import read_regular
+from desktop.core.visible import visible_text
+
 __all__ = [
     "Approval",
     "Transport",
@@ -169,7 +172,9 @@ class McpServerConfig:
 
 
 def _where(name: str, key: str | None = None) -> str:
-    return f'server "{name}"' if key is None else f'server "{name}": "{key}"'
+    """How an error names a server's field; names come from files, so they are made visible."""
+    shown = visible_text(name)
+    return f'server "{shown}"' if key is None else f'server "{shown}": "{visible_text(key)}"'
 
 
 def _str_map(name: str, key: str, value: object, problems: list[str]) -> dict[str, str]:
@@ -446,7 +451,7 @@ def import_claude_desktop(path: Path | None = None) -> dict[str, McpServerConfig
     """
     target = claude_desktop_config_path() if path is None else path
     try:
-        data = target.read_bytes()
+        data = read_regular(target)  # a FIFO or device picked by mistake is refused, never waited on
     except FileNotFoundError:
         raise McpImportError(f"Claude Desktop's config was not found at {target}") from None
     except OSError as err:

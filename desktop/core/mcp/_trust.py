@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from desktop.core._atomic import atomic_write_bytes, move_aside
+from desktop.core._regular import read_regular
 from desktop.core.mcp._config import McpConfigError, McpServerConfig, parse_mcp_file
+from desktop.core.visible import visible_text
 
 __all__ = ["PROJECT_FILE", "TRUST_FILE", "ProjectServers", "TrustStore", "read_project_servers"]
 
@@ -46,21 +48,26 @@ class ProjectServers:
     servers: dict[str, McpServerConfig]
 
     def banner_lines(self) -> list[tuple[str, str]]:
-        """``(name, command line or URL)`` for each server, in file order, for the trust banner."""
-        return [(name, server.describe()) for name, server in self.servers.items()]
+        """``(name, command line or URL)`` for each server, in file order, for the trust banner.
+
+        Both come from the project's file: they are made visible (``visible_text``: a newline, a
+        bidi override or a zero-width character shows as an escape), so a name cannot add a line
+        that hides or disguises another server's command.
+        """
+        return [(visible_text(name), visible_text(cfg.describe())) for name, cfg in self.servers.items()]
 
 
 def read_project_servers(project_dir: Path) -> ProjectServers | None:
     """Read ``<project>/.mcp.json``; None when the project has none.
 
     Raises:
-        McpConfigError: The file is unreadable, too big, not JSON or invalid (the message names it).
+        McpConfigError: The file is unreadable (a FIFO, device or folder included: it is refused
+            before it is opened), too big, not JSON or invalid (the message names it).
     """
     project = Path(project_dir).resolve()
     path = project / PROJECT_FILE
     try:
-        with path.open("rb") as fh:
-            data = fh.read(_MAX_FILE + 1)
+        data = read_regular(path, _MAX_FILE + 1)  # a FIFO or device is refused, never waited on
     except FileNotFoundError:
         return None
     except OSError as err:
@@ -83,7 +90,7 @@ class TrustStore:
 
     def _load(self) -> dict[str, Any]:
         try:
-            doc = json.loads(self.path.read_bytes())
+            doc = json.loads(read_regular(self.path))
         except FileNotFoundError:
             return {}
         except (OSError, ValueError, RecursionError) as err:
@@ -102,7 +109,7 @@ class TrustStore:
 
     def _is_good_file(self) -> bool:
         try:
-            doc = json.loads(self.path.read_bytes())
+            doc = json.loads(read_regular(self.path))
         except (OSError, ValueError, RecursionError):
             return False
         return isinstance(doc, dict) and isinstance(doc.get("projects"), dict)

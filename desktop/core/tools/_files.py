@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 from desktop.core._atomic import atomic_write_bytes
+from desktop.core._regular import NotRegularFileError, open_regular_file, read_regular
 from desktop.core.tools._paths import ProjectRoot, ToolCancelled, ToolError
 
 log = logging.getLogger(__name__)
@@ -71,9 +72,12 @@ def read_file(root: ProjectRoot, path: str) -> str:
     shown = root.relative(target)
     _stat_regular(target, shown)
     try:
-        with target.open("rb") as fh:
+        # Checked again as it opens: a FIFO swapped in after the stat above never blocks the read.
+        with open_regular_file(target) as fh:
             size = os.fstat(fh.fileno()).st_size
             head = fh.read(READ_CAP_BYTES)
+    except NotRegularFileError:
+        raise ToolError(f"{shown} is not a regular file") from None
     except OSError as exc:
         raise ToolError(f"cannot read {shown}: {exc.strerror or exc}") from None
     size = max(size, len(head))
@@ -143,8 +147,13 @@ def list_dir(root: ProjectRoot, path: str = ".") -> str:
 
 
 def _read_text_for_search(file: Path) -> str | None:
-    """The file's text, or None when binary (NUL in the first 8 KiB, or not UTF-8)."""
-    data = file.read_bytes()
+    """The file's text, or None when binary (NUL in the first 8 KiB, or not UTF-8).
+
+    Raises:
+        NotRegularFileError: It is no longer a regular file (swapped after the walk's stat).
+        OSError: It could not be read.
+    """
+    data = read_regular(file, SEARCH_MAX_FILE_BYTES + 1)
     if _is_binary_head(data):
         return None
     try:
@@ -252,6 +261,8 @@ def search_files(
                     skipped["large"] += 1
                     continue
                 text = _read_text_for_search(file)
+            except NotRegularFileError:
+                continue  # like any FIFO or device: not a file to search
             except OSError:
                 skipped["unreadable"] += 1
                 continue
