@@ -37,7 +37,8 @@ def test_the_refresh_carries_supports_vision_and_supports_pdf_input(tmp_path: Pa
     }
     wheel = tmp_path / "litellm-1.2.3-py3-none-any.whl"
     with zipfile.ZipFile(wheel, "w") as zf:
-        zf.writestr("litellm-1.2.3.dist-info/METADATA", "Metadata-Version: 2.1\nName: litellm\nVersion: 1.2.3\n")
+        meta = "Metadata-Version: 2.1\nName: litellm\nVersion: 1.2.3\n"
+        zf.writestr("litellm-1.2.3.dist-info/METADATA", meta)
         zf.writestr("litellm/model_prices_and_context_window_backup.json", json.dumps(data))
     out = tmp_path / "data.json"
     assert _refresh_module().main([str(wheel), "-o", str(out), "--date", "2026-12-01"]) == 0
