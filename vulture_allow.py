@@ -35,6 +35,10 @@ _.pending_permission_cards  # transcript
 
 _.revision  # ChatNodeWidget: the conversation's revision (cost cache key)
 
+# Attachments (issue 26): the store's API for the paperclip and drag & drop (tests use it; the node's
+# widgets are built on it).
+_.add_file  # core.attachments.AttachmentStore
+
 # The loopback provider's scripting and inspection API (desktop.demo), used by the tests and benchmarks
 # through desktop.testing.
 _.openai_base_url

@@ -59,11 +59,6 @@ class Classification:
     pages: int | None = None
 
     @property
-    def sendable(self) -> bool:
-        """True when at least part of the file can go to a model."""
-        return self.problem is None
-
-    @property
     def chip_note(self) -> str | None:
         """The problem, else the note."""
         return self.problem or self.note
