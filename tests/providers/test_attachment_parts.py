@@ -19,6 +19,7 @@ from desktop.core.chat import ChatRuntimeDeps, ChatSendRequest, create_chat_runt
 from desktop.core.chat.types import ApiKind, ChatEvent, ChatMessage, Notice, ProviderConfig, ToolCall
 from desktop.core.providers import driver_for
 from desktop.core.providers._attachment_parts import TOOL_IMAGES_HEADING
+from desktop.core.providers.anthropic import anthropic_messages
 from desktop.core.providers.openai import openai_messages
 from desktop.testing import FakeProvider, Turn
 from desktop.testing.files import make_pdf, make_png
@@ -220,3 +221,19 @@ def test_openai_tool_images_follow_the_results_only_for_a_model_that_sees() -> N
     ]}
     assert len(with_images) == 4
     assert png not in str(openai_messages(history, tool_images=False))
+
+
+def test_anthropic_describes_tool_images_to_a_model_known_not_to_see() -> None:
+    png = b64(make_png(2, 2))
+    call = ToolCall("toolu_1", "screenshot", "{}", "[image: image/png, 75 bytes]", status="done")
+    history = [
+        ChatMessage("u", "user", "Show me", 0),
+        ChatMessage("a", "assistant", "", 0, tool_calls=[call]),
+        ChatMessage("t", "tool", call.result or "", 0, tool_calls=[call.copy()],
+                    extra={"images": [{"mime": "image/png", "data": png}]}),
+    ]
+    seeing = anthropic_messages(history)
+    assert seeing[-1]["content"][0]["content"][1]["source"]["data"] == png
+    blind = anthropic_messages(history, tool_images=False)
+    assert blind[-1]["content"][0] == {"type": "tool_result", "tool_use_id": "toolu_1",
+                                       "content": "[image: image/png, 75 bytes]"}
