@@ -20,10 +20,11 @@ from typing import Any
 import httpx
 import pytest
 from mcp_helpers import SERVERS
+from mcp_types import CallToolResult, ImageContent
 
 from desktop.core.chat import ChatEvent, ChatMessage, ChatRuntimeDeps, ChatSendRequest, create_chat_runtime
 from desktop.core.chat.types import ApiKind, ProviderConfig, ToolOutput
-from desktop.core.mcp import McpManager, parse_mcp_server
+from desktop.core.mcp import McpManager, convert_result, parse_mcp_server
 from desktop.core.providers import driver_for
 from desktop.testing import FakeProvider, ToolCallSpec, Turn
 from desktop.testing.files import make_png
@@ -166,3 +167,14 @@ async def test_the_provider_receives_the_image_as_an_image(
         last = len(second["messages"]) - 1
         assert _where(second, PNG_B64) == [f".messages[{last}].content[2].image_url.url"]
     assert result.messages[-1].content == "A red square."
+
+
+def test_structured_content_nested_deeper_than_the_walk_is_left_out() -> None:
+    deep: object = {"data": PNG_B64, "mimeType": "image/png"}
+    for _ in range(80):
+        deep = {"inner": deep}
+    result = CallToolResult(content=[ImageContent(type="image", data=PNG_B64, mime_type="image/png")],
+                            structured_content={"wrapped": deep, "ok": True})
+    converted = convert_result("media", "deep", result)
+    assert PNG_B64 not in converted.text and PNG_B64 not in converted.full_text
+    assert "[nested too deep: left out]" in converted.text and '"ok":true' in converted.text

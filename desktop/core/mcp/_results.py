@@ -209,8 +209,8 @@ def _binary_line(mime: str, data: str) -> str:
 
 def _summarise(value: Any, payloads: dict[str, str], depth: int = 0) -> tuple[Any, int]:
     """``value`` with every string of binary data replaced by a description, and how many were."""
-    if depth > _MAX_DEPTH:
-        return value, 0
+    if depth > _MAX_DEPTH:  # what is this deep is not read for the model: it could hide binary data
+        return "[nested too deep: left out]", 1
     if isinstance(value, str):
         if value in payloads:
             return payloads[value], 1
