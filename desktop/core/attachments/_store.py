@@ -76,6 +76,9 @@ def _sha256(data: bytes) -> str:
 class AttachmentStore:
     """The attachment files of one project folder (see the module doc). Safe to use from threads.
 
+    Every method does file I/O; adding a file also hashes it, reads a PDF's first pages with pypdf
+    and fsyncs: a UI calls ``add_file`` / ``add_bytes`` off its event thread.
+
     Args:
         project_dir: The project folder.
     """
