@@ -41,6 +41,9 @@ _.revision  # ChatNodeWidget: the conversation's revision (cost cache key)
 # is the UI's; until then the tests read them).
 _.server_given
 _.tool_given
+# Attachments (issue 26): the store's API for the paperclip and drag & drop (tests use it; the node's
+# widgets are built on it).
+_.add_file  # core.attachments.AttachmentStore
 
 # The loopback provider's scripting and inspection API (desktop.demo), used by the tests and benchmarks
 # through desktop.testing.

@@ -66,6 +66,10 @@ KEPT_PLUGINS: tuple[str, ...] = (
     "platforminputcontexts/*",  # compose key, IBus: typing accents and CJK into the chat input
     "platformthemes/libqxdgdesktopportal.so",  # native file dialogs via the portal; GTK3 theme would drag GTK
     "imageformats/libqsvg.so",  # PNG is built into QtGui
+    # Attachments (issue 26): pasted and dropped photos are downscaled with QImage before a send.
+    "imageformats/libqjpeg.so",
+    "imageformats/libqgif.so",  # read only: a GIF is sent as its first frame
+    "imageformats/libqwebp.so",
     "iconengines/libqsvgicon.so",
     "styles/*",
 )

@@ -11,12 +11,13 @@ models of OpenAI, Anthropic, Google (Gemini), DeepSeek, Mistral, xAI and Groq-ho
 an input and an output price. Ids are stored as the app matches them: lower-cased, the part after the
 last ``/``; when two entries collide (``deepseek-chat`` and ``deepseek/deepseek-chat``) the one listed
 under its own provider without a prefix wins, then the first one seen. Prices are converted from USD
-per token to USD per million tokens; ``context`` is the maximum number of input tokens.
+per token to USD per million tokens; ``context`` is the maximum number of input tokens; ``vision`` and
+``pdf`` are LiteLLM's ``supports_vision`` and ``supports_pdf_input`` (``null`` when LiteLLM does not say).
 
 Output::
 
     {"source": "litellm <version>", "date": "YYYY-MM-DD",
-     "models": {id: {"input", "output", "cache_read", "cache_write", "context"}}}
+     "models": {id: {"input", "output", "cache_read", "cache_write", "context", "vision", "pdf"}}}
 """
 
 from __future__ import annotations
@@ -71,8 +72,14 @@ def _context(row: Mapping[str, Any]) -> int | None:
     return int(value)
 
 
+def _flag(value: object) -> bool | None:
+    """A LiteLLM ``supports_*`` field: True or False when it is a boolean, else None (unknown)."""
+    return value if isinstance(value, bool) else None
+
+
 def select_models(data: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """The kept models by matching id, each with its rates (USD / million tokens) and context window."""
+    """The kept models by matching id, each with its rates (USD / million tokens), context window and
+    whether it takes images (``vision``) and PDFs (``pdf``)."""
     chosen: dict[str, tuple[int, dict[str, Any]]] = {}
     for key, row in data.items():
         if not isinstance(row, Mapping) or row.get("litellm_provider") not in PROVIDERS:
@@ -93,6 +100,8 @@ def select_models(data: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
             "cache_read": _per_million(row.get("cache_read_input_token_cost")),
             "cache_write": _per_million(row.get("cache_creation_input_token_cost")),
             "context": _context(row),
+            "vision": _flag(row.get("supports_vision")),
+            "pdf": _flag(row.get("supports_pdf_input")),
         }
         previous = chosen.get(model_id)
         if previous is None or rank < previous[0]:

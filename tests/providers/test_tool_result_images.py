@@ -1,4 +1,5 @@
-"""Images of tool results on the wire: Anthropic image blocks in ``tool_result``, OpenAI text only.
+"""Images of tool results on the wire: Anthropic image blocks in ``tool_result``, OpenAI text only
+(for a model not known to take images).
 
 The request bodies are the ones the drivers really send over httpx (the MockServer of
 provider_support); without images they stay the recorded shapes of tests/fixtures/streams.
@@ -121,7 +122,8 @@ async def test_anthropic_body_without_caching_carries_the_image_unmarked() -> No
 
 
 @pytest.mark.anyio
-async def test_openai_keeps_the_text_description_and_sends_no_image() -> None:
+async def test_openai_keeps_the_text_description_and_sends_no_image_to_a_model_not_known_to_see() -> None:
+    # A model known to take images gets them after the results (tests/providers/test_attachment_parts.py).
     turn1 = await outcome_for(openai_config(), [fixture_bytes("openai_chat_tool_call_turn1.sse")])
     recorded = fixture_json("openai_chat_tool_call_turn2.request.json")
     [(call_id, name, args)] = turn1.calls
@@ -134,7 +136,7 @@ async def test_openai_keeps_the_text_description_and_sends_no_image() -> None:
                     extra={TOOL_IMAGES_KEY: [image("image/png", PNG)]}),
     ]
     server = MockServer(sse_reply(sse(chunk({"content": "London."}, "stop"))))
-    await collect(openai_config(), server, messages=messages, tools=[], model="gpt-4o-mini")
+    await collect(openai_config(), server, messages=messages, tools=[], model="my-local-model")
     body = server.bodies()[0]
     expected = copy.deepcopy(recorded["messages"])
     assert expected[-1]["role"] == "tool"

@@ -37,7 +37,7 @@ def test_the_shipped_model_data_is_small_sourced_and_covers_every_provider() -> 
         assert model in md.prices, model
         assert md.prices[model].output > 0
     for row in doc["models"].values():
-        assert set(row) == {"input", "output", "cache_read", "cache_write", "context"}
+        assert set(row) == {"input", "output", "cache_read", "cache_write", "context", "vision", "pdf"}
 
 
 @pytest.mark.parametrize(("model", "window"), [
@@ -106,11 +106,13 @@ def test_refresh_script_extracts_chat_models_of_the_listed_providers(tmp_path: P
     assert module.main([str(_fake_wheel(tmp_path, data)), "-o", str(out), "--date", "2026-12-01"]) == 0
     doc = json.loads(out.read_text(encoding="utf-8"))
     assert doc["source"] == "litellm 9.8.7" and doc["date"] == "2026-12-01"
+    unknown = {"vision": None, "pdf": None}
     assert doc["models"] == {
         "deepseek-chat": {"input": 0.28, "output": 10.0, "cache_read": 1.25, "cache_write": None,
-                          "context": 128000},
-        "gpt-4o": {"input": 2.5, "output": 10.0, "cache_read": 1.25, "cache_write": None, "context": 128000},
+                          "context": 128000, **unknown},
+        "gpt-4o": {"input": 2.5, "output": 10.0, "cache_read": 1.25, "cache_write": None, "context": 128000,
+                   **unknown},
         "gpt-oss-120b": {"input": 2.5, "output": 10.0, "cache_read": 1.25, "cache_write": None,
-                         "context": 131072},
+                         "context": 131072, **unknown},
     }
     assert load_model_data(doc).contexts["gpt-oss-120b"] == 131072

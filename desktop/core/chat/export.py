@@ -6,13 +6,24 @@ and they are tested without Qt.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from .attachment_ref import AttachmentRef, attachment_entries
 from .types import ChatMessage
 from .versions import stored_versions
 
-__all__ = ["TokenTotals", "code_fence", "conversation_markdown", "token_totals"]
+AttachmentLink = Callable[[AttachmentRef], str | None]
+
+__all__ = [
+    "AttachmentLink",
+    "TokenTotals",
+    "code_fence",
+    "conversation_markdown",
+    "default_attachment_link",
+    "token_totals",
+]
 
 _HEADINGS = {"user": "You", "assistant": "Assistant", "system": "System"}
 
@@ -83,13 +94,24 @@ def code_fence(text: str) -> str:
     return "`" * (longest + 1)
 
 
+def default_attachment_link(ref: AttachmentRef) -> str:
+    """Where an attachment's file is, relative to the project folder (an export saved there)."""
+    return f".chatnodes/attachments/{ref.file_name}"
+
+
 def conversation_markdown(
-    title: str, messages: Sequence[ChatMessage], *, archived: int = 0, include_versions: bool = False
+    title: str,
+    messages: Sequence[ChatMessage],
+    *,
+    archived: int = 0,
+    include_versions: bool = False,
+    attachment_link: AttachmentLink | None = None,
 ) -> str:
     """Render ``messages`` as a Markdown document (the node's export).
 
     Tool results are written under the call that produced them, notes as quotes, thinking in a
-    collapsed ``<details>`` block. The document shows the active path; with ``include_versions``
+    collapsed ``<details>`` block, a user message's attachments as a list of links to their files
+    (images as embedded images). The document shows the active path; with ``include_versions``
     the other versions kept at each fork point (``desktop.core.chat.versions``) follow, each under
     a heading that says where it branches off, nested versions after their parent.
 
@@ -98,15 +120,19 @@ def conversation_markdown(
         messages: The messages, oldest first (archived history first).
         archived: How many leading messages came from the history archive (a rule marks the end).
         include_versions: Append the versions that are not on the active path.
+        attachment_link: The link target of an attachment's file (relative to where the document
+            is saved: ``AttachmentStore.link``), or None when the file is missing (the entry then
+            says so). Default: ``default_attachment_link``, unchecked.
 
     Returns:
         The document, ending with one newline.
     """
+    link = attachment_link or default_attachment_link
     out = [f"# {title}", ""]
     for i, m in enumerate(messages):
         if archived and i == archived:
             out += ["---", "", "*(earlier messages above were moved to the history archive)*", ""]
-        _render_message(out, m, "##")
+        _render_message(out, m, "##", link)
     if include_versions:
         sections = list(stored_versions(messages))
         if sections:
@@ -116,11 +142,39 @@ def conversation_markdown(
             if not tail:
                 out += ["*(empty)*", ""]
             for m in tail:
-                _render_message(out, m, "####")
+                _render_message(out, m, "####", link)
     return "\n".join(out).rstrip() + "\n"
 
 
-def _render_message(out: list[str], m: ChatMessage, level: str) -> None:
+_LINK_TEXT = re.compile(r"([\\`*_\[\]<>!|])")
+
+
+def _render_attachments(out: list[str], m: ChatMessage, link: AttachmentLink) -> None:
+    refs, bad = attachment_entries(m)
+    if not refs and not bad:
+        return
+    out += ["Attachments:", ""]
+    for ref in refs:
+        text = _LINK_TEXT.sub(r"\\\1", ref.name)
+        details = _LINK_TEXT.sub(r"\\\1", ref.describe()[len(ref.name):].strip())
+        try:
+            target = link(ref)
+        except Exception:  # a link that cannot be made is reported, never a failed export
+            target = None
+        if target is not None:
+            target = target.replace("<", "%3C").replace(">", "%3E").replace("\n", "").replace("\r", "")
+        if target is None:
+            out.append(f"- {text} {details} *(file missing)*")
+        elif ref.kind == "image":
+            out.append(f"- ![{text}](<{target}>) {details}")
+        else:
+            out.append(f"- [{text}](<{target}>) {details}")
+    if bad:
+        out.append(f"- *({bad} damaged attachment reference{'s' if bad != 1 else ''})*")
+    out.append("")
+
+
+def _render_message(out: list[str], m: ChatMessage, level: str, link: AttachmentLink) -> None:
     if m.role == "tool":
         return  # results are exported with the call that produced them
     if m.role == "note":
@@ -136,6 +190,8 @@ def _render_message(out: list[str], m: ChatMessage, level: str) -> None:
         out += ["<details><summary>Thinking</summary>", "", m.thinking, "", "</details>", ""]
     if m.content:
         out += [m.content, ""]
+    if m.role == "user":
+        _render_attachments(out, m, link)
     for call in m.tool_calls or []:
         args = call.args_json or "{}"
         fence = code_fence(args)

@@ -4,6 +4,12 @@
 * ``structured_content`` goes to the model as compact JSON (it replaces a text block that merely
   repeats it, as the spec asks servers to send for old clients; a ``{"result": v}`` wrapper of a
   plain text result adds nothing);
+* base64 image or audio data never reaches the model as text: structured content that only
+  repeats the content blocks (``{"content": [{"type": "image", "data", "mimeType"}]}``, what
+  ``@modelcontextprotocol/server-filesystem``'s ``read_media_file`` sends) is dropped, and in any
+  other structured content (or a text block) a string that repeats a block's binary data, a
+  ``data:image/...;base64,`` URL, or base64 beside an image/audio ``mimeType`` is replaced by a
+  one-line description (``full_text`` too: the card has the images themselves);
 * images (and audio) are kept for the UI as base64 + mime and described for the model as
   ``[image: image/png, 1234 bytes]``; valid images up to ``MAX_TOOL_IMAGE_BYTES`` (the first
   ``MAX_TOOL_IMAGES``) also go to the model through ``McpToolResult.model_output`` (a
@@ -20,6 +26,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -164,25 +171,120 @@ def _wrapped_value(text: str, structured: Any) -> bool:
     return text == value if isinstance(value, str) else _same_json(text, value)
 
 
+_DATA_URL = re.compile(r"data:((?:image|audio)/[\w.+-]+);base64,", re.IGNORECASE)
+_BASE64 = re.compile(r"[A-Za-z0-9+/\r\n]+={0,2}")
+_MEDIA_KEYS = ("mimeType", "mime_type", "mediaType", "media_type")
+_MIN_BINARY_CHARS = 64  # shorter base64 beside a media type is left alone (it costs nothing)
+_MAX_DEPTH = 64
+
+
+def _binary_payloads(blocks: list[Any]) -> dict[str, str]:
+    """The base64 payloads of a result's image, audio and embedded-blob blocks, each with the line
+    the model reads in its place."""
+    payloads: dict[str, str] = {}
+    for block in blocks:
+        kind = getattr(block, "type", None)
+        if kind in ("image", "audio"):
+            data = str(getattr(block, "data", ""))
+            mime = str(getattr(block, "mime_type", "") or "application/octet-stream")
+        elif kind == "resource":
+            resource = getattr(block, "resource", None)
+            blob = getattr(resource, "blob", None)
+            if not isinstance(blob, str):
+                continue
+            data = blob
+            mime = str(getattr(resource, "mime_type", None) or "application/octet-stream")
+        else:
+            continue
+        if data:
+            size = max(_decoded_size(data), 0)
+            payloads[data] = f"[{mime} data of {size} bytes: the same as the content above]"
+    return payloads
+
+
+def _binary_line(mime: str, data: str) -> str:
+    size = _decoded_size(re.sub(r"\s+", "", data))
+    return f"[{mime} data{f' of {size} bytes' if size >= 0 else ''}: left out]"
+
+
+def _summarise(value: Any, payloads: dict[str, str], depth: int = 0) -> tuple[Any, int]:
+    """``value`` with every string of binary data replaced by a description, and how many were."""
+    if depth > _MAX_DEPTH:  # what is this deep is not read for the model: it could hide binary data
+        return "[nested too deep: left out]", 1
+    if isinstance(value, str):
+        if value in payloads:
+            return payloads[value], 1
+        url = _DATA_URL.match(value)
+        if url is not None:
+            return _binary_line(url.group(1).lower(), value[url.end():]), 1
+        return value, 0
+    if isinstance(value, list):
+        items = [_summarise(v, payloads, depth + 1) for v in value]
+        return [v for v, _ in items], sum(n for _, n in items)
+    if isinstance(value, dict):
+        mime = next((value[k] for k in _MEDIA_KEYS if isinstance(value.get(k), str)), "")
+        binary = mime.lower().startswith(("image/", "audio/"))
+        out: dict[Any, Any] = {}
+        count = 0
+        for key, item in value.items():
+            if (binary and isinstance(item, str) and item not in payloads and len(item) >= _MIN_BINARY_CHARS
+                    and _BASE64.fullmatch(item)):
+                out[key], found = _binary_line(mime.lower(), item), 1
+            else:
+                out[key], found = _summarise(item, payloads, depth + 1)
+            count += found
+        return out, count
+    return value, 0
+
+
+def _repeats_content(structured: Any, blocks: list[Any]) -> bool:
+    """True when ``structured`` is only ``{"content": [...]}`` repeating the media blocks."""
+    if not (isinstance(structured, dict) and set(structured) == {"content"}):
+        return False
+    items = structured["content"]
+    if not (isinstance(items, list) and items and len(items) == len(blocks)):
+        return False
+    saw_media = False
+    for item, block in zip(items, blocks, strict=True):
+        kind = getattr(block, "type", None)
+        if not isinstance(item, dict) or item.get("type") != kind:
+            return False
+        if kind in ("image", "audio"):
+            saw_media = True
+            if item.get("data") != getattr(block, "data", None):
+                return False
+        elif kind == "text":
+            if item.get("text") != getattr(block, "text", None):
+                return False
+        else:
+            return False
+    return saw_media
+
+
 def convert_result(server: str, tool: str, result: CallToolResult) -> McpToolResult:
     """Build the model text and the card's parts from an SDK ``CallToolResult``."""
     parts: list[str] = []
     media: list[McpMedia] = []
     links: list[McpResourceLink] = []
+    blocks = list(getattr(result, "content", None) or [])
+    payloads = _binary_payloads(blocks)
     structured = getattr(result, "structured_content", None)
-    structured_used = False
-    for block in getattr(result, "content", None) or []:
+    structured_used = structured is not None and _repeats_content(structured, blocks)
+    shown = _summarise(structured, payloads)[0] if structured is not None and not structured_used else None
+    for block in blocks:
         kind = getattr(block, "type", None)
         if kind == "text":
             text = str(getattr(block, "text", ""))
             if structured is not None and not structured_used and _wrapped_value(text, structured):
-                parts.append(text)  # a plain result the SDK also wrapped as {"result": ...}
+                parts.append(_summarise(text, payloads)[0])  # a plain result also wrapped as {"result": ...}
                 structured_used = True
             elif structured is not None and not structured_used and _same_json(text, structured):
-                parts.append(_compact(structured))
+                parts.append(_compact(shown))
                 structured_used = True
+            elif text in payloads:
+                parts.append("[binary data repeated as text: left out]")
             else:
-                parts.append(text)
+                parts.append(_summarise(text, payloads)[0])
         elif kind in ("image", "audio"):
             data = str(getattr(block, "data", ""))
             item = McpMedia(
@@ -215,7 +317,7 @@ def convert_result(server: str, tool: str, result: CallToolResult) -> McpToolRes
         else:
             parts.append(f"[unsupported content: {kind}]")
     if structured is not None and not structured_used:
-        parts.append(_compact(structured))
+        parts.append(_compact(shown))
     full = "\n".join(parts)
     text, cut = cut_for_model(full)
     return McpToolResult(

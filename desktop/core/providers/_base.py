@@ -11,18 +11,26 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, contextmanager
 from typing import Any
 
 import httpx
 
+from desktop.core.attachments import (
+    AttachmentSource,
+    ResolvedAttachments,
+    WirePart,
+    has_attachments,
+    unresolved_attachments,
+)
 from desktop.core.chat.types import (
     ChatError,
     ChatEvent,
     ChatMessage,
     ChatToolDef,
     Delta,
+    Notice,
     ProviderConfig,
     Thinking,
 )
@@ -184,6 +192,9 @@ class StreamingDriver:
             ``network`` error.
         max_event_chars: The largest server-sent event (its data, in characters) accepted; a
             larger one ends the stream with a ``protocol`` error after the text received so far.
+        attachments: Reads the files of the user messages' attachment references at send time
+            (the project's ``AttachmentResolver``); without one, each attachment is sent as a note
+            saying it was not available.
     """
 
     def __init__(
@@ -194,12 +205,15 @@ class StreamingDriver:
         retry: RetryPolicy | None = None,
         stream_timeout: float = DEFAULT_STREAM_TIMEOUT,
         max_event_chars: int = MAX_EVENT_CHARS,
+        attachments: AttachmentSource | None = None,
     ) -> None:
         self.config = config
         self._client = client
         self.retry = retry if retry is not None else RetryPolicy()
         self.stream_timeout = stream_timeout
         self.max_event_chars = max_event_chars
+        self.attachments = attachments
+        self._told: set[str] = set()  # attachment notices already given by this driver (one run)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(provider={self.config.id!r}, base_url={self.config.base_url!r})"
@@ -221,8 +235,9 @@ class StreamingDriver:
         messages: Sequence[ChatMessage],
         tools: Sequence[ChatToolDef],
         system: str | None,
+        attachments: Mapping[str, Sequence[WirePart]] | None = None,
     ) -> dict[str, Any]:
-        """The JSON request body."""
+        """The JSON request body; ``attachments`` are the user messages' attachment parts by id."""
         raise NotImplementedError
 
     def new_parser(self, model: str) -> StreamParser:
@@ -257,7 +272,13 @@ class StreamingDriver:
             ChatError: The provider or the transport failed; events already yielded stay valid.
         """
         check_api_key(self.config.api_key, provider=self.config.id)
-        body = self.build_body(model=model, messages=messages, tools=tools, system=system)
+        resolved = await self._attachment_parts(model, messages)
+        for notice in resolved.notices:
+            if notice not in self._told:  # once per run, not once per model call of its tool loop
+                self._told.add(notice)
+                yield Notice(notice)
+        body = self.build_body(model=model, messages=messages, tools=tools, system=system,
+                               attachments=resolved.parts)
         retries = 0
         while True:
             parser = self.new_parser(model)
@@ -369,6 +390,21 @@ class StreamingDriver:
                 await self.retry.sleep(delay)
             except ChatError as fatal:
                 raise self._error(fatal) from None
+
+    async def _attachment_parts(self, model: str, messages: Sequence[ChatMessage]) -> ResolvedAttachments:
+        """The attachment parts of ``messages`` (a failing resolver costs the parts, not the send)."""
+        if not has_attachments(messages):
+            return ResolvedAttachments()
+        if self.attachments is None:
+            log.warning("%s: attachments without a store to read them from: sent as notes", self.config.id)
+            return unresolved_attachments(messages)
+        try:
+            return await self.attachments.resolve(messages, api=self.config.api, model=model)
+        except Exception as bug:
+            log.error("attachments could not be resolved", exc_info=bug)
+            unresolved = unresolved_attachments(messages)
+            text = f"Attachments were not sent: they could not be read ({type(bug).__name__})."
+            return ResolvedAttachments(unresolved.parts, (text,))
 
     def _open(self, body: dict[str, Any]) -> AbstractAsyncContextManager[httpx.Response]:
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")

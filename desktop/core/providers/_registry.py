@@ -7,6 +7,7 @@ from typing import Any
 
 import httpx
 
+from desktop.core.attachments import AttachmentSource
 from desktop.core.chat.types import ChatDriver, ChatError, ProviderConfig
 
 from ._base import StreamingDriver
@@ -43,11 +44,13 @@ def driver_for(
     retry: RetryPolicy | None = None,
     stream_timeout: float | None = None,
     max_event_chars: int | None = None,
+    attachments: AttachmentSource | None = None,
 ) -> ChatDriver:
     """The driver for ``config.api``; with no client it uses the shared ``httpx.AsyncClient``.
 
     ``stream_timeout`` and ``max_event_chars`` (the largest server-sent event accepted) keep the
-    driver's defaults when None.
+    driver's defaults when None. ``attachments`` reads the files of attachment references at send
+    time (the project's ``desktop.core.attachments.AttachmentResolver``).
 
     Raises:
         ValueError: ``config.api`` is neither ``openai`` nor ``anthropic``.
@@ -64,7 +67,7 @@ def driver_for(
         options["stream_timeout"] = stream_timeout
     if max_event_chars is not None:
         options["max_event_chars"] = max_event_chars
-    return cls(config, client=client, retry=retry, **options)
+    return cls(config, client=client, retry=retry, attachments=attachments, **options)
 
 
 async def list_models(

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from desktop.core.attachments import WirePart
 from desktop.core.chat.types import (
     ChatError,
     ChatMessage,
@@ -25,7 +26,9 @@ from desktop.core.chat.types import (
     Usage,
     UsageReport,
 )
+from desktop.core.usage import model_capabilities
 
+from ._attachment_parts import anthropic_user_blocks
 from ._base import StreamingDriver, StreamParser
 from ._cache import add_cache_breakpoints
 from ._http import error_from_payload
@@ -94,10 +97,10 @@ def _assistant_blocks(m: ChatMessage) -> list[dict[str, Any]]:
     return blocks
 
 
-def _tool_result(m: ChatMessage, call: ToolCall) -> dict[str, Any]:
+def _tool_result(m: ChatMessage, call: ToolCall, *, images_ok: bool = True) -> dict[str, Any]:
     """The ``tool_result`` block of a ``tool`` message: text content, or a text block and its images."""
     content: str | list[dict[str, Any]] = m.content
-    images = tool_result_images(m, ANTHROPIC_IMAGE_TYPES) if not call.is_error else []
+    images = tool_result_images(m, ANTHROPIC_IMAGE_TYPES) if images_ok and not call.is_error else []
     if images:
         blocks: list[dict[str, Any]] = [{"type": "text", "text": m.content}] if m.content.strip() else []
         blocks += [
@@ -111,26 +114,33 @@ def _tool_result(m: ChatMessage, call: ToolCall) -> dict[str, Any]:
     return result
 
 
-def anthropic_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+def anthropic_messages(
+    messages: Sequence[ChatMessage],
+    *,
+    attachments: Mapping[str, Sequence[WirePart]] | None = None,
+    tool_images: bool = True,
+) -> list[dict[str, Any]]:
     """Conversation messages in the Messages shape (strictly alternating user/assistant turns).
 
     ``system`` and ``note`` messages are left out (the system prompt is a top-level field).
     Consecutive same-role turns are merged; ``tool`` messages become ``tool_result`` blocks,
     gathered in one user turn, in the order of the calls, before any text. A result with images
     (``extra["images"]`` of png, jpeg, gif or webp) sends its content as a text block followed by
-    ``image`` blocks; other images are only described by the result text.
+    ``image`` blocks (unless ``tool_images`` is False: a model known not to see images); other
+    images are only described by the result text. ``attachments`` (by user message id, see
+    ``desktop.core.attachments``) put image, document and text blocks before a user message's text.
     """
     turns: list[dict[str, Any]] = []
     for m in answered_history(messages):
         if m.role == "user":
             role = "user"
-            blocks = [{"type": "text", "text": m.content}] if m.content.strip() else []
+            blocks = anthropic_user_blocks(m.content, attachments.get(m.id, ()) if attachments else ())
         elif m.role == "tool":
             if not m.tool_calls:
                 log.warning("tool message %s has no call; not sent", m.id)
                 continue
             role = "user"
-            blocks = [_tool_result(m, m.tool_calls[0])]
+            blocks = [_tool_result(m, m.tool_calls[0], images_ok=tool_images)]
         elif m.role == "assistant":
             role = "assistant"
             blocks = _assistant_blocks(m)
@@ -368,11 +378,14 @@ class AnthropicDriver(StreamingDriver):
         messages: Sequence[ChatMessage],
         tools: Sequence[ChatToolDef],
         system: str | None,
+        attachments: Mapping[str, Sequence[WirePart]] | None = None,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": model,
             "max_tokens": self.config.max_tokens,
-            "messages": anthropic_messages(messages),
+            "messages": anthropic_messages(
+                messages, attachments=attachments, tool_images=model_capabilities(model).vision is not False
+            ),
             "stream": True,
         }
         parts = [system] if system and system.strip() else []

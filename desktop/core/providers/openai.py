@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+from desktop.core.attachments import WirePart
 from desktop.core.chat.types import (
     ChatError,
     ChatMessage,
@@ -27,11 +28,13 @@ from desktop.core.chat.types import (
     Usage,
     UsageReport,
 )
+from desktop.core.usage import model_capabilities
 
+from ._attachment_parts import OPENAI_IMAGE_TYPES, openai_tool_images_message, openai_user_content
 from ._base import StreamingDriver, StreamParser
 from ._http import error_from_payload
 from ._json import clean_arguments, loads
-from ._replay import answered_history
+from ._replay import answered_history, tool_result_images
 from ._sse import SSEEvent
 
 log = logging.getLogger(__name__)
@@ -112,22 +115,34 @@ def openai_tools(tools: Sequence[ChatToolDef]) -> list[dict[str, Any]]:
 
 
 def openai_messages(
-    messages: Sequence[ChatMessage], system: str | None = None, *, replay_reasoning: bool = False
+    messages: Sequence[ChatMessage],
+    system: str | None = None,
+    *,
+    replay_reasoning: bool = False,
+    attachments: Mapping[str, Sequence[WirePart]] | None = None,
+    tool_images: bool = False,
 ) -> list[dict[str, Any]]:
     """Conversation messages in the Chat Completions shape.
 
     The system prompt (and any ``system`` messages) becomes one leading system message; ``note``
     messages are never sent; assistant tool calls and ``tool`` results take the shapes the API
     accepts on re-entry. ``replay_reasoning`` (DeepSeek) adds ``reasoning_content`` to assistant
-    messages that made tool calls.
+    messages that made tool calls. ``attachments`` (by user message id, see
+    ``desktop.core.attachments``) turn a user message's content into parts; with ``tool_images``
+    the images of tool results follow the results as a user message (``_attachment_parts``).
     """
     out: list[dict[str, Any]] = []
     system_text = _system_text(system, messages)
     if system_text:
         out.append({"role": "system", "content": system_text})
+    pending: list[tuple[ToolCall, list[tuple[str, str]]]] = []  # tool-result images not sent yet
     for m in answered_history(messages):
+        if pending and m.role not in ("tool", "note"):
+            out.append(openai_tool_images_message(pending))
+            pending = []
         if m.role == "user":
-            out.append({"role": "user", "content": m.content})
+            parts = attachments.get(m.id, ()) if attachments else ()
+            out.append({"role": "user", "content": openai_user_content(m.content, parts)})
         elif m.role == "assistant":
             if m.tool_calls:
                 item: dict[str, Any] = {
@@ -151,7 +166,13 @@ def openai_messages(
             if not m.tool_calls:
                 log.warning("tool message %s has no call; not sent", m.id)
                 continue
-            out.append({"role": "tool", "tool_call_id": m.tool_calls[0].id, "content": m.content})
+            call = m.tool_calls[0]
+            out.append({"role": "tool", "tool_call_id": call.id, "content": m.content})
+            images = tool_result_images(m, OPENAI_IMAGE_TYPES) if tool_images and not call.is_error else []
+            if images:
+                pending.append((call, images))
+    if pending:
+        out.append(openai_tool_images_message(pending))
     return out
 
 
@@ -427,10 +448,16 @@ class OpenAIDriver(StreamingDriver):
         messages: Sequence[ChatMessage],
         tools: Sequence[ChatToolDef],
         system: str | None,
+        attachments: Mapping[str, Sequence[WirePart]] | None = None,
     ) -> dict[str, Any]:
+        # Tool-result images ride in a user message: only for a model known to take images (an
+        # unknown local model would reject the request); the result text describes them anyway.
         body: dict[str, Any] = {
             "model": model,
-            "messages": openai_messages(messages, system, replay_reasoning=self.is_deepseek),
+            "messages": openai_messages(
+                messages, system, replay_reasoning=self.is_deepseek, attachments=attachments,
+                tool_images=model_capabilities(model).vision is True,
+            ),
             "stream": True,
         }
         if self._include_usage:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         project_budget_status,
         tightest_budget,
     )
+    from ._capabilities import ModelCapabilities, capability_table, model_capabilities
     from ._context import (
         ContextUse,
         ModelData,
@@ -85,6 +86,9 @@ _LAZY: dict[str, str] = {
     "parse_budget": "_budget",
     "project_budget_status": "_budget",
     "tightest_budget": "_budget",
+    "ModelCapabilities": "_capabilities",
+    "capability_table": "_capabilities",
+    "model_capabilities": "_capabilities",
     "ContextUse": "_context",
     "ModelData": "_context",
     "context_table": "_context",
@@ -155,4 +159,5 @@ __all__ = [
     "CSV_COLUMNS", "CsvExport", "csv_text", "export_csv", "write_csv",
     # model data
     "ModelData", "load_model_data", "model_data", "context_window", "context_table",
+    "ModelCapabilities", "model_capabilities", "capability_table",
 ]

@@ -2,7 +2,8 @@
 
 ``model_prices_litellm.json`` is written by ``packaging/refresh_prices.py`` from a ``litellm`` wheel and ships
 as package data; nothing reads ``litellm`` at run time. Each model has its rates in USD per million
-tokens and ``context``, its maximum number of input tokens.
+tokens, ``context``, its maximum number of input tokens, and ``vision``/``pdf``: whether it takes
+images and PDFs (``null`` when LiteLLM does not say; read by ``desktop.core.usage.model_capabilities``).
 
 ``context_window`` matches ids exactly like ``desktop.core.chat.cost.price_for`` (it reuses that
 module's candidate generator): case-insensitive, on the part after the last ``/``; the id itself, a
@@ -18,7 +19,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -51,12 +52,15 @@ class ModelData:
         date: When it was refreshed (ISO date).
         prices: Rates by model id (USD per million tokens).
         contexts: Context windows (max input tokens) by model id; models without one are absent.
+        capabilities: ``(vision, pdf)`` by model id, each True, False or None (unknown); every
+            model of the file is present, also when LiteLLM says nothing about it.
     """
 
     source: str
     date: str
     prices: dict[str, Price]
     contexts: dict[str, int]
+    capabilities: dict[str, tuple[bool | None, bool | None]] = field(default_factory=dict)
 
 
 def _rate(row: Mapping[str, Any], key: str) -> float | None:
@@ -77,17 +81,23 @@ def load_model_data(doc: Mapping[str, Any]) -> ModelData:
         raise ValueError("model data: 'models' is not an object")
     prices: dict[str, Price] = {}
     contexts: dict[str, int] = {}
+    capabilities: dict[str, tuple[bool | None, bool | None]] = {}
     for model_id, row in models.items():
         if not isinstance(row, Mapping):
             continue
         key = normalize_model_id(str(model_id))
+        capabilities[key] = (_flag(row.get("vision")), _flag(row.get("pdf")))
         context = row.get("context")
         if isinstance(context, int) and not isinstance(context, bool) and context > 0:
             contexts[key] = context
         input_rate, output_rate = _rate(row, "input"), _rate(row, "output")
         if input_rate is not None and output_rate is not None:
             prices[key] = Price(input_rate, output_rate, _rate(row, "cache_read"), _rate(row, "cache_write"))
-    return ModelData(str(doc.get("source", "")), str(doc.get("date", "")), prices, contexts)
+    return ModelData(str(doc.get("source", "")), str(doc.get("date", "")), prices, contexts, capabilities)
+
+
+def _flag(value: object) -> bool | None:
+    return value if isinstance(value, bool) else None
 
 
 @cache
