@@ -43,7 +43,7 @@ def _json_error(exc: Exception) -> str:
 
 def _describe(obj: object, index: int) -> str:
     """How a message names a conversation: ``conversation 3 'Trip plans' (id abc)``."""
-    if not isinstance(obj, dict):
+    if not isinstance(obj, dict) or not ({"title", "name"} & obj.keys()):
         return f"conversation {index + 1}"
     if "chat_messages" in obj:
         title, cid = obj.get("name"), text_of(obj.get("uuid"))

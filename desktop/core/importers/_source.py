@@ -22,6 +22,7 @@ import json
 import logging
 import re
 import zipfile
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -101,8 +102,12 @@ class LimitedReader:
         Raises:
             ImportFailed: The member gave more than it declared, or the import more than its cap.
         """
-        data = self._raw.read(n if n is not None and n >= 0 else 1 << 20)
-        if self._first:
+        try:
+            data = self._raw.read(n if n is not None and n >= 0 else 1 << 20)
+        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError, NotImplementedError) as exc:
+            raise ImportFailed(f"{self._name}: the file is damaged and cannot be read ({exc}); "
+                               "nothing was imported") from None
+        if self._first and data:  # (a read(0) probing the stream's type does not count)
             self._first = False
             if data.startswith(b"\xef\xbb\xbf"):
                 data = data[3:]
