@@ -40,7 +40,10 @@ def test_import_into_a_new_project_and_load_it_back(tmp_path: Path) -> None:
     node = project.nodes[0]
     assert node.extra["imported"] == {"source": "chatgpt", "id": "c0"}
     assert sorted((c.kind, c.k, c.n) for c in V.version_controls(node.conversation).values()) == [
-        ("answer", 2, 2), ("edit", 1, 2), ("edit", 2, 2)]
+        ("answer", 2, 2),
+        ("edit", 1, 2),
+        ("edit", 2, 2),
+    ]
     assert not (Path(os.environ["CHATNODES_CONFIG_DIR"]) / "usage.jsonl").exists()  # the ledger is untouched
 
 
@@ -64,7 +67,10 @@ def test_importing_the_same_file_again_skips_what_is_there_unless_replace(tmp_pa
         outcome, saved = import_into_project(store, path)
         assert outcome.report.imported == [] and saved is None
         assert [(s.title, s.reason) for s in outcome.report.skipped] == [
-            ("Chat 0", "already imported"), ("Chat 1", "already imported"), ("Chat 2", "already imported")]
+            ("Chat 0", "already imported"),
+            ("Chat 1", "already imported"),
+            ("Chat 2", "already imported"),
+        ]
         assert {n.id for n in store.load().nodes} == first
         outcome, _ = import_into_project(store, path, options=ImportOptions(replace=True, only=["c1"]))
         assert [i.title for i in outcome.report.imported] == ["Chat 1"]
@@ -110,8 +116,13 @@ def test_the_job_runs_in_a_worker_thread_with_progress(tmp_path: Path) -> None:
     path = export(tmp_path, 4)
     progress: list[tuple[int, str, float | None, str]] = []
     done = threading.Event()
-    job = ImportJob(path, on_progress=lambda p: progress.append(
-        (p.conversations, p.title, p.fraction, threading.current_thread().name)), on_done=lambda j: done.set())
+    job = ImportJob(
+        path,
+        on_progress=lambda p: progress.append(
+            (p.conversations, p.title, p.fraction, threading.current_thread().name)
+        ),
+        on_done=lambda j: done.set(),
+    )
     job.start()
     assert done.wait(60) and job.wait(0)
     assert job.error is None and job.outcome is not None
@@ -144,6 +155,9 @@ def test_preview_marks_what_the_project_already_has(tmp_path: Path) -> None:
     project = Project(nodes=[new_node_state(), *project_nodes])
     existing = existing_imports(project)
     preview = preview_export(path, existing=existing)
-    assert [(e.title, e.messages, e.branches) for e in preview.entries] == [("Chat 0", 17, 4), ("Chat 1", 17, 4)]
+    assert [(e.title, e.messages, e.branches) for e in preview.entries] == [
+        ("Chat 0", 17, 4),
+        ("Chat 1", 17, 4),
+    ]
     assert preview.already_imported == {"c0"}
     assert preview.entries[0].created_at == 1_700_000_000_000

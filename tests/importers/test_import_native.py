@@ -75,8 +75,11 @@ def test_round_trip_keeps_everything(tmp_path: Path) -> None:
     assert doc["format"] == "chatnodes-export" and doc["version"] == 1 and len(doc["nodes"]) == 3
     preview = preview_export(out)
     assert preview.format == "chatnodes"
-    assert [(e.title, e.branches) for e in preview.entries] == [("Design review", 3), ("Fork of review", 1),
-                                                                ("Sketch", 0)]
+    assert [(e.title, e.branches) for e in preview.entries] == [
+        ("Design review", 3),
+        ("Fork of review", 1),
+        ("Sketch", 0),
+    ]
 
     dst = tmp_path / "dst"
     with ProjectStore(dst, history_cap_bytes=BIG_CAP) as store:
@@ -91,8 +94,13 @@ def test_round_trip_keeps_everything(tmp_path: Path) -> None:
             assert node.extra[IMPORTED_FROM_KEY] == {"source": "chatnodes", "id": original_id}
             assert {k: v for k, v in node.extra.items() if k != IMPORTED_FROM_KEY} == original.extra
             assert (node.title, node.kind, node.model, node.provider, node.system, node.data_extra) == (
-                original.title, original.kind, original.model, original.provider, original.system,
-                original.data_extra)
+                original.title,
+                original.kind,
+                original.model,
+                original.provider,
+                original.system,
+                original.data_extra,
+            )
             assert (node.width, node.height) == (original.width, original.height)
             assert full(store, node) == history  # every message, version, usage, fork link, extra
             if node.kind == "chat":
@@ -144,5 +152,7 @@ def test_a_bad_node_is_named_and_the_others_come_in(tmp_path: Path) -> None:
     outcome = convert_export(out)
     assert [i.title for i in outcome.report.imported] == ["Fork of review"]
     problems = [str(p) for p in outcome.report.problems]
-    assert problems[0].startswith("node 1 'Design review': node.data.conversation: message 3: 'usage.inputTokens'")
+    assert problems[0].startswith(
+        "node 1 'Design review': node.data.conversation: message 3: 'usage.inputTokens'"
+    )
     assert problems[1] == "node 3 'Deep': nested more than 96 levels deep: it could not be saved"

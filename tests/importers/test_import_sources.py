@@ -8,7 +8,14 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from import_builders import branchy_chatgpt, branchy_claude, chatgpt_zip, linear_chatgpt, write_json, write_zip
+from import_builders import (
+    branchy_chatgpt,
+    branchy_claude,
+    chatgpt_zip,
+    linear_chatgpt,
+    write_json,
+    write_zip,
+)
 
 from desktop.core.importers import ImportFailed, Limits, convert_export, preview_export
 
@@ -42,21 +49,32 @@ def test_a_shard_missing_from_the_zip_is_reported(tmp_path: Path) -> None:
     outcome = convert_export(path)
     assert [i.title for i in outcome.report.imported] == ["Chat 0", "Chat 1", "Chat 4", "Chat 5"]
     assert [str(p) for p in outcome.report.problems] == [
-        "conversations-001.json: listed in export_manifest.json but missing from e.zip: the conversations in it "
-        "were not imported"]
+        "conversations-001.json: listed in export_manifest.json but missing from e.zip: the conversations "
+        "in it were not imported"
+    ]
     assert not outcome.report.ok
 
 
 def test_a_newer_manifest_version_is_noted_not_refused(tmp_path: Path) -> None:
-    path = write_zip(tmp_path / "e.zip", {"conversations-000.json": convs(1), "export_manifest.json": {
-        "version": 7, "logical_files": {"conversations.json": {"files": ["conversations-000.json"]}}}})
+    path = write_zip(
+        tmp_path / "e.zip",
+        {
+            "conversations-000.json": convs(1),
+            "export_manifest.json": {
+                "version": 7,
+                "logical_files": {"conversations.json": {"files": ["conversations-000.json"]}},
+            },
+        },
+    )
     outcome = convert_export(path)
     assert [i.title for i in outcome.report.imported] == ["Chat 0"]
     assert any("version 7 is newer" in n for n in outcome.notices)
 
 
 def test_a_zip_made_from_the_export_folder(tmp_path: Path) -> None:
-    path = write_zip(tmp_path / "e.zip", {"My export/conversations.json": convs(1), "My export/user.json": {}})
+    path = write_zip(
+        tmp_path / "e.zip", {"My export/conversations.json": convs(1), "My export/user.json": {}}
+    )
     assert titles(path) == ["Chat 0"]
 
 
@@ -68,8 +86,15 @@ def test_an_unzipped_folder(tmp_path: Path) -> None:
 
 
 def test_unsafe_zip_names_are_never_read(tmp_path: Path) -> None:
-    path = write_zip(tmp_path / "e.zip", {"../conversations.json": convs(1, "evil"), "conversations.json": convs(1),
-                                          "/etc/passwd": "x", "C:/boot.ini": "x"})
+    path = write_zip(
+        tmp_path / "e.zip",
+        {
+            "../conversations.json": convs(1, "evil"),
+            "conversations.json": convs(1),
+            "/etc/passwd": "x",
+            "C:/boot.ini": "x",
+        },
+    )
     outcome = convert_export(path)
     assert [i.original_id for i in outcome.report.imported] == ["c0"]
     assert any("3 zip entries with unsafe names" in n for n in outcome.notices)
@@ -78,16 +103,23 @@ def test_unsafe_zip_names_are_never_read(tmp_path: Path) -> None:
 def test_a_zip_bomb_is_refused_before_anything_is_decompressed(tmp_path: Path) -> None:
     bomb = b"[" + b" " * (40 * 1024 * 1024) + b"]"  # 40 MiB of spaces compresses about a thousand times
     path = write_zip(tmp_path / "bomb.zip", {"conversations.json": bomb})
-    with pytest.raises(ImportFailed, match=r"conversations\.json would expand .* times .* zip bomb; nothing was "
-                                           "imported"):
+    with pytest.raises(
+        ImportFailed,
+        match=r"conversations\.json would expand .* times .* zip bomb; nothing was "
+        "imported",
+    ):
         preview_export(path)
 
 
 def test_the_uncompressed_size_cap(tmp_path: Path) -> None:
     path = chatgpt_zip(tmp_path / "e.zip", convs(3))
     with pytest.raises(ImportFailed, match="more than the import limit"):
-        convert_export(path, options=__import__("desktop.core.importers", fromlist=["ImportOptions"])
-                       .ImportOptions(limits=Limits(max_uncompressed=1000)))
+        convert_export(
+            path,
+            options=__import__("desktop.core.importers", fromlist=["ImportOptions"]).ImportOptions(
+                limits=Limits(max_uncompressed=1000)
+            ),
+        )
     bare = write_json(tmp_path / "conversations.json", convs(3))
     with pytest.raises(ImportFailed, match="more than the import limit"):
         preview_export(bare, limits=Limits(max_uncompressed=1000))
@@ -102,7 +134,7 @@ def test_a_member_that_lies_about_its_size_stops_the_import(tmp_path: Path) -> N
         info = zf.infolist()[0]
     cd = data.rfind(b"PK\x01\x02")
     real = info.file_size
-    data[cd + 24:cd + 28] = (real // 2).to_bytes(4, "little")
+    data[cd + 24 : cd + 28] = (real // 2).to_bytes(4, "little")
     path.write_bytes(bytes(data))
     with pytest.raises(ImportFailed):
         convert_export(path)
@@ -132,16 +164,27 @@ def test_truncated_json_keeps_the_whole_conversations_before_it(tmp_path: Path) 
     assert "the conversations after it were not imported" in problem.message
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    (b"", "conversations.json: the file is empty"),
-    (b"   \n", "conversations.json: the file is empty"),
-    (b"hello", "conversations.json: not JSON (it starts with b'h')"),
-    (b'{"foo": 1, "bar": [1]}', "conversations.json: a JSON object with 'foo', 'bar': not a ChatGPT or Claude "
-                                "conversation, nor a Chat Nodes export"),
-    (b'{"format": "chatnodes-export", "version": 9, "nodes": []}',
-     "conversations.json: Chat Nodes export version 9 is not known to this app (it reads version 1)"),
-    (b'{"format": "other-app", "version": 1, "nodes": []}', "'format' is 'other-app', not 'chatnodes-export'"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "conversations.json: the file is empty"),
+        (b"   \n", "conversations.json: the file is empty"),
+        (b"hello", "conversations.json: not JSON (it starts with b'h')"),
+        (
+            b'{"foo": 1, "bar": [1]}',
+            "conversations.json: a JSON object with 'foo', 'bar': not a ChatGPT or Claude "
+            "conversation, nor a Chat Nodes export",
+        ),
+        (
+            b'{"format": "chatnodes-export", "version": 9, "nodes": []}',
+            "conversations.json: Chat Nodes export version 9 is not known to this app (it reads version 1)",
+        ),
+        (
+            b'{"format": "other-app", "version": 1, "nodes": []}',
+            "'format' is 'other-app', not 'chatnodes-export'",
+        ),
+    ],
+)
 def test_files_we_cannot_read_get_a_clear_message(tmp_path: Path, content: bytes, message: str) -> None:
     path = tmp_path / "conversations.json"
     path.write_bytes(content)
@@ -156,7 +199,8 @@ def test_an_array_of_something_else_names_each_item(tmp_path: Path) -> None:
     assert [i.title for i in outcome.report.imported] == ["Rome trip"]
     assert str(outcome.report.problems[0]) == (
         "conversation 1: neither 'mapping' (ChatGPT) nor 'chat_messages' (Claude) ('messages'): not a "
-        "conversation format this app knows")
+        "conversation format this app knows"
+    )
 
 
 def test_a_single_conversation_object_and_a_byte_order_mark(tmp_path: Path) -> None:

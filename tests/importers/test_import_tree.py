@@ -17,8 +17,12 @@ from desktop.core.importers import MAX_NESTING, TreeError, TreeNode, build_versi
 
 
 def node(key: str, parent: str | None, role: str = "user", ts: int = 0) -> TreeNode:
-    return TreeNode(key, parent, ChatMessage(key, role, key, ts, extra={"imported": {"id": key}}),  # type: ignore[arg-type]
-                    (float(ts), 0))
+    return TreeNode(
+        key,
+        parent,
+        ChatMessage(key, role, key, ts, extra={"imported": {"id": key}}),  # type: ignore[arg-type]
+        (float(ts), 0),
+    )
 
 
 def tree(spec: list[tuple[str, str | None, str]]) -> list[TreeNode]:
@@ -55,7 +59,9 @@ def every_original(messages: list[ChatMessage]) -> list[str]:
 
 
 def test_a_linear_chain_is_the_path_without_records() -> None:
-    nodes = tree([("u1", None, "user"), ("a1", "u1", "assistant"), ("u2", "a1", "user"), ("a2", "u2", "assistant")])
+    nodes = tree(
+        [("u1", None, "user"), ("a1", "u1", "assistant"), ("u2", "a1", "user"), ("a2", "u2", "assistant")]
+    )
     conv = conv_of(nodes, "a2")
     assert texts(conv) == ["u1", "a1", "u2", "a2"]
     assert V.version_controls(conv) == {}
@@ -64,11 +70,18 @@ def test_a_linear_chain_is_the_path_without_records() -> None:
 
 
 def test_regenerations_and_edits_become_versions_at_their_fork() -> None:
-    nodes = tree([
-        ("u1", None, "user"), ("a1", "u1", "assistant"), ("a1r", "u1", "assistant"),
-        ("u2", "a1r", "user"), ("a2", "u2", "assistant"), ("u2e", "a1r", "user"), ("a2e", "u2e", "assistant"),
-        ("u2x", "a1", "user"),
-    ])
+    nodes = tree(
+        [
+            ("u1", None, "user"),
+            ("a1", "u1", "assistant"),
+            ("a1r", "u1", "assistant"),
+            ("u2", "a1r", "user"),
+            ("a2", "u2", "assistant"),
+            ("u2e", "a1r", "user"),
+            ("a2e", "u2e", "assistant"),
+            ("u2x", "a1", "user"),
+        ]
+    )
     conv = conv_of(nodes, "a2e")
     assert texts(conv) == ["u1", "a1r", "u2e", "a2e"]
     assert controls(conv) == {"a1r": ("answer", 2, 2), "u2e": ("edit", 2, 2)}
@@ -83,7 +96,9 @@ def test_regenerations_and_edits_become_versions_at_their_fork() -> None:
 
 
 def test_edits_of_the_first_message_sit_on_it() -> None:
-    nodes = tree([("u1", None, "user"), ("a1", "u1", "assistant"), ("u1b", None, "user"), ("a1b", "u1b", "assistant")])
+    nodes = tree(
+        [("u1", None, "user"), ("a1", "u1", "assistant"), ("u1b", None, "user"), ("a1b", "u1b", "assistant")]
+    )
     conv = conv_of(nodes, "a1")
     assert texts(conv) == ["u1", "a1"]
     assert controls(conv) == {"u1": ("edit", 1, 2)}
@@ -93,8 +108,16 @@ def test_edits_of_the_first_message_sit_on_it() -> None:
 
 def test_a_branching_tool_step_makes_whole_answers_versions() -> None:
     # u → code → (output1 → text1 | output2 → text2): two answers to u, sharing the code message.
-    nodes = tree([("u", None, "user"), ("code", "u", "assistant"), ("o1", "code", "assistant"),
-                  ("t1", "o1", "assistant"), ("o2", "code", "assistant"), ("t2", "o2", "assistant")])
+    nodes = tree(
+        [
+            ("u", None, "user"),
+            ("code", "u", "assistant"),
+            ("o1", "code", "assistant"),
+            ("t1", "o1", "assistant"),
+            ("o2", "code", "assistant"),
+            ("t2", "o2", "assistant"),
+        ]
+    )
     conv = conv_of(nodes, "t1")
     assert texts(conv) == ["u", "code", "o1", "t1"]
     assert controls(conv) == {"code": ("answer", 1, 2)}
@@ -120,7 +143,9 @@ def test_the_newest_leaf_is_shown_without_an_active_leaf_and_inner_leaves_extend
 
 
 def test_parent_cycles_are_cut_and_nothing_is_lost() -> None:
-    nodes = tree([("u1", None, "user"), ("a1", "u1", "assistant"), ("x", "y", "user"), ("y", "x", "assistant")])
+    nodes = tree(
+        [("u1", None, "user"), ("a1", "u1", "assistant"), ("x", "y", "user"), ("y", "x", "assistant")]
+    )
     built = build_versions(nodes, "a1")
     conv = Conversation("c", built.messages, 0)
     found = every_original(conv.messages) + [m.content for extra in built.extras for m in extra]
@@ -142,8 +167,12 @@ def test_timestamps_never_go_back_from_parent_to_child() -> None:
 
 def test_long_chains_are_walked_without_recursion() -> None:
     n = 12_000
-    nodes = [node(f"m{i}", f"m{i - 1}" if i else None, "user" if i % 2 == 0 else "assistant", i) for i in range(n)]
-    nodes.append(node("alt", "m0", "assistant", n))  # a regeneration at the very top: the long tail is a version
+    nodes = [
+        node(f"m{i}", f"m{i - 1}" if i else None, "user" if i % 2 == 0 else "assistant", i) for i in range(n)
+    ]
+    nodes.append(
+        node("alt", "m0", "assistant", n)
+    )  # a regeneration at the very top: the long tail is a version
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(200)  # proves the walk is iterative
     try:
@@ -162,8 +191,11 @@ def test_nesting_deeper_than_the_limit_becomes_extra_conversations() -> None:
     parent: str | None = None
     depth = MAX_NESTING + 3
     for level in range(depth):
-        spec += [(f"u{level}", parent, "user"), (f"new{level}", f"u{level}", "assistant"),
-                 (f"old{level}", f"u{level}", "assistant")]
+        spec += [
+            (f"u{level}", parent, "user"),
+            (f"new{level}", f"u{level}", "assistant"),
+            (f"old{level}", f"u{level}", "assistant"),
+        ]
         parent = f"old{level}"
     nodes = tree(spec)
     # Make the "new" answers newer than "old" ones in sibling order but show the path through "new0".
@@ -231,7 +263,9 @@ def random_trees(draw: st.DrawFn) -> tuple[list[TreeNode], str | None]:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(random_trees())
-def test_any_tree_keeps_every_message_and_every_version_switches(case: tuple[list[TreeNode], str | None]) -> None:
+def test_any_tree_keeps_every_message_and_every_version_switches(
+    case: tuple[list[TreeNode], str | None],
+) -> None:
     nodes, leaf = case
     built = build_versions(nodes, leaf)
     conv = Conversation("c", built.messages, 0)
