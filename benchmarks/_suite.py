@@ -28,6 +28,8 @@ BENCHMARKS: dict[str, str] = {
     "cap": "benchmarks.cap",
     # A month's totals from a 100,000-line usage ledger (DESIGN.md §7: ≤ 200 ms).
     "ledger": "benchmarks.ledger",
+    # A 1,000-conversation ChatGPT export imported into a new project (issue 29; an info row).
+    "importers": "benchmarks.importers",
 }
 
 

@@ -141,7 +141,6 @@ class ExportFiles:
         members: The conversation files, in order.
         notices: Things the user should know that did not stop the import (unsafe names ignored).
         problems: Parts of the export that cannot be imported (shards missing from the zip).
-        manifest_version: ``export_manifest.json``'s version, or None.
         total: Bytes to read in all (uncompressed), or None when unknown.
     """
 
@@ -149,7 +148,6 @@ class ExportFiles:
     members: list[Member] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     problems: list[tuple[str, str]] = field(default_factory=list)
-    manifest_version: int | None = None
     total: int | None = None
     _zip: zipfile.ZipFile | None = None
 
@@ -211,7 +209,6 @@ def _read_manifest(data: bytes, files: ExportFiles) -> dict[str, Any] | None:
         return None
     version = manifest.get("version")
     if isinstance(version, int) and not isinstance(version, bool):
-        files.manifest_version = version
         if version != 1:
             files.notices.append(f"{MANIFEST}: version {version} is newer than the one this app knows (1); "
                                  "the import reads what it understands and reports the rest")

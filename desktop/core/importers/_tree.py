@@ -269,9 +269,12 @@ class _Builder:
         t = self.nodes[key].message
         msg = ChatMessage(
             id=new_id("m"), role=t.role, content=t.content, ts=t.ts, thinking=t.thinking,
-            thinking_blocks=copy.deepcopy(t.thinking_blocks), tool_calls=[c.copy() for c in t.tool_calls]
-            if t.tool_calls is not None else None, usage=t.usage, model=t.model, stopped=t.stopped,
-            extra=copy.deepcopy(t.extra),
+            thinking_blocks=copy.deepcopy(t.thinking_blocks) if t.thinking_blocks is not None else None,
+            tool_calls=[c.copy() for c in t.tool_calls] if t.tool_calls is not None else None,
+            usage=t.usage, model=t.model, stopped=t.stopped,
+            # Each copy gets its own extra (records are written into it); values below the first
+            # level are shared read-only (the import marker).
+            extra={k: dict(v) if isinstance(v, dict) else v for k, v in t.extra.items()},
         )
         if forked:
             msg.extra[FORKED_FROM_KEY] = self.first_id.get(key, msg.id)
