@@ -102,3 +102,7 @@ _.length  # QTextLayout.FormatRange.length (markdown.textflow)
 _.format  # QTextLayout.FormatRange.format (markdown.textflow)
 _.alt  # markdown-it Rule.alt: the rules a block rule may end (markdown.parser: display maths ends paragraphs)
 _.__cache__  # markdown-it Ruler.__cache__: cleared so its rule chains are compiled again (markdown.parser)
+
+# Local servers found by the probe: the context length each server reports, for the settings page and the
+# context meter once the window offers the servers (tests read it now).
+_.context_lengths  # core.providers.LocalServer

@@ -30,6 +30,8 @@ BENCHMARKS: dict[str, str] = {
     "ledger": "benchmarks.ledger",
     # A 200 MB ledger of three years: the dashboard ≤ 1 s and ≤ 100 MB extra, the month ≤ 200 ms.
     "ledger_heavy": "benchmarks.ledger_heavy",
+    # A 1,000-conversation ChatGPT export imported into a new project (issue 29; an info row).
+    "importers": "benchmarks.importers",
 }
 
 

@@ -8,6 +8,7 @@
 #      under Xvfb when xvfb-run exists;
 #   4. `chatnodes --mcp-probe` connects the bundled MCP SDK to a small stdio MCP server (a stdlib-only script
 #      run with the host's python3), lists its tools and calls one;
+#   4b. `chatnodes import` (no display, no Qt) imports a small ChatGPT export with the bundled ijson C backend;
 #   5. the bundle is at most CHATNODES_BUNDLE_MAX_MB (default 180) MiB.
 # Exits non-zero on the first failure.
 set -euo pipefail
@@ -28,7 +29,7 @@ no_build=0
 for arg in "$@"; do
     case "$arg" in
         --no-build) no_build=1 ;;
-        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
         *) fail "unknown argument $arg (known: --no-build)" ;;
     esac
 done
@@ -197,6 +198,32 @@ sed 's/^/    /' "$TMP/mcp.txt"
 (( rc == 0 )) || fail "the bundled MCP client could not use the stdio server (exit $rc)"
 grep -q '^mcp-tool: mcp__probe__echo$' "$TMP/mcp.txt" || fail "the probe did not list the server's tools"
 log "MCP: ok"
+
+# 4b. Import: `chatnodes import` (no Qt) streams a small ChatGPT export into a new project with the bundled
+#     ijson, whose C backend must have made it in (it is loaded with importlib).
+log "ijson backend inside the bundle"
+CHATNODES_BUNDLE_DIAG=ijson "$EXE" > "$TMP/ijson.txt" 2>&1 || { cat "$TMP/ijson.txt" >&2; fail "the bundle lost ijson's C backend"; }
+sed 's/^/    /' "$TMP/ijson.txt"
+log "import: chatnodes import <small conversations.json> --project <tmp>"
+cat > "$TMP/conversations.json" <<'JSONEOF'
+[{"title": "Bundle check", "conversation_id": "bundle-1", "create_time": 1700000000.0, "current_node": "a",
+  "mapping": {"root": {"id": "root", "message": null, "parent": null, "children": ["u"]},
+    "u": {"id": "u", "parent": "root", "children": ["a"], "message": {"id": "u", "author": {"role": "user"},
+      "create_time": 1700000001.0, "content": {"content_type": "text", "parts": ["hello"]}, "recipient": "all"}},
+    "a": {"id": "a", "parent": "u", "children": [], "message": {"id": "a", "author": {"role": "assistant"},
+      "create_time": 1700000002.0, "content": {"content_type": "text", "parts": ["hi"]},
+      "metadata": {"model_slug": "gpt-4o"}, "recipient": "all"}}}}]
+JSONEOF
+set +e
+env -u CHATNODES_CONFIG_DIR -u DISPLAY -u WAYLAND_DISPLAY HOME="$TMP/home" timeout "$SMOKE_TIMEOUT" \
+    "$EXE" import "$TMP/conversations.json" --project "$TMP/imported" --config-dir "$TMP/config" > "$TMP/import.txt" 2>&1
+rc=$?
+set -e
+sed 's/^/    /' "$TMP/import.txt"
+(( rc == 0 )) || fail "the bundled import failed (exit $rc)"
+grep -q '^Imported 1 conversation (2 messages)' "$TMP/import.txt" || fail "the bundled import did not import the conversation"
+[[ -f "$TMP/imported/project.json" ]] || fail "the bundled import wrote no project.json"
+log "import: ok"
 
 # 5. Size.
 size_kb=$(du -sk "$BUNDLE" | cut -f1)

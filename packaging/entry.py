@@ -1,4 +1,5 @@
-"""Entry script of the PyInstaller bundle: runs ``desktop.app:main``.
+"""Entry script of the PyInstaller bundle: runs ``desktop.app:main`` (``chatnodes import`` / ``export``:
+``desktop.cli``, as ``python -m desktop`` does).
 
 Diagnostics for ``packaging/check.sh`` (they exit without starting the app):
 
@@ -9,6 +10,8 @@ With ``CHATNODES_BUNDLE_DIAG=keyring`` in the environment it prints what the bun
 ``keyring.backends`` entry points, the backend classes that loaded and the backend keyring would use) and
 exits without starting Qt. ``packaging/check.sh`` uses it to prove that keyring's metadata and backends made
 it into the frozen app: without them keyring silently falls back to its "no keyring" backend.
+
+With ``CHATNODES_BUNDLE_DIAG=ijson`` it prints the JSON streaming backend (the C one is expected).
 
 With ``CHATNODES_BUNDLE_DIAG=keyring-roundtrip`` it stores, reads back and deletes a random throw-away secret.
 
@@ -163,7 +166,20 @@ def _mcp_probe(command: list[str]) -> int:
     return asyncio.run(probe())
 
 
+def _diagnose_ijson() -> int:
+    """Print which ijson backend the bundle uses; 0 when it is the C one (``yajl2_c``), 1 otherwise.
+
+    ijson picks its backend with ``importlib`` (invisible to PyInstaller's scan): a bundle that lost the C
+    extension would still import, 20 times slower on a big export.
+    """
+    import ijson
+
+    print(f"ijson-backend: {ijson.backend}")
+    return 0 if ijson.backend == "yajl2_c" else 1
+
+
 _DIAGNOSTICS = {
+    "ijson": _diagnose_ijson,
     "keyring": _diagnose_keyring,
     "keyring-roundtrip": _diagnose_keyring_roundtrip,
     "qt": _diagnose_qt,
@@ -178,6 +194,10 @@ def run() -> int:
     """
     if len(sys.argv) > 1 and sys.argv[1] == "--mcp-probe":
         return _mcp_probe(sys.argv[2:])
+    if len(sys.argv) > 1 and sys.argv[1] in ("import", "export"):  # like python -m desktop: no Qt loaded
+        from desktop.cli import main as cli_main
+
+        return cli_main(sys.argv[1:])
     diag = os.environ.get("CHATNODES_BUNDLE_DIAG", "")
     if diag:
         if diag not in _DIAGNOSTICS:

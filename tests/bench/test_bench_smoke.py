@@ -80,6 +80,13 @@ def test_drivers_cap_and_ledger_in_process() -> None:
     _check_rows(rows, ["drivers.openai", "drivers.anthropic", "cap.10k", "cap.linear", "ledger.month"])
 
 
+def test_import_benchmark_in_process() -> None:
+    rows, errors = run_suite(Settings.tiny(), ["importers"])
+    assert errors == []
+    _check_rows(rows, ["import.chatgpt"])
+    assert "20-conversation ChatGPT export" in rows[0].figure
+
+
 def test_report_file_keeps_text_outside_the_markers(tmp_path: Path) -> None:
     rows = [Row("x", "fig", "ms", [1.0], "base", [2.0], Budget.ratio(1.0))]
     text = report(rows, settings=Settings.tiny(), machine={"CPU": "test"}, errors=["y: boom"])

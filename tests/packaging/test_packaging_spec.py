@@ -101,6 +101,7 @@ def test_spec_collects_the_mcp_sdk(spec_calls: dict[str, Any]) -> None:
     # the client the app uses, the types, and the transports (imported lazily inside desktop.core.mcp)
     assert {"mcp", "mcp.client.stdio", "mcp.client.streamable_http", "mcp.client.sse", "mcp_types",
             "httpx2", "httpcore2"} <= hidden
+    assert {"ijson.backends.yajl2_c", "ijson.backends._yajl2"} <= hidden  # loaded with importlib by ijson
     assert not [name for name in hidden if name.endswith("__main__")]
     # opentelemetry finds its context implementation through an entry point
     for ep in importlib.metadata.entry_points(group="opentelemetry_context"):
@@ -472,8 +473,27 @@ def test_qt_diagnostic_renders_the_svg_icon() -> None:
 def test_unknown_diagnostic_is_a_clear_error() -> None:
     result = _run_entry("nonsense")
     assert result.returncode == 2
-    known = "(known: keyring, keyring-roundtrip, qt)"
+    known = "(known: ijson, keyring, keyring-roundtrip, qt)"
     assert f"unknown CHATNODES_BUNDLE_DIAG value 'nonsense' {known}" in result.stderr
+
+
+def test_ijson_diagnostic_reports_the_c_backend() -> None:
+    result = _run_entry("ijson")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.strip() == "ijson-backend: yajl2_c"
+
+
+def test_entry_runs_the_import_subcommand_without_qt(tmp_path: Path) -> None:
+    export = tmp_path / "conversations.json"
+    export.write_text(json.dumps([{"uuid": "c-1", "name": "Hello", "chat_messages": [
+        {"uuid": "m1", "sender": "human", "text": "hi", "content": [{"type": "text", "text": "hi"}]}]}]),
+        encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    result = subprocess.run([sys.executable, str(PACKAGING / "entry.py"), "import", str(export), "--project",
+                             str(tmp_path / "p")], capture_output=True, text=True, env=env, timeout=60,
+                            check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.startswith("Imported 1 conversation (1 message)")
 
 
 def test_keyring_roundtrip_diagnostic_fails_without_an_os_keyring(tmp_path: Path) -> None:

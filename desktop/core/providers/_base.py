@@ -52,6 +52,7 @@ from ._http import (
     transport_error,
 )
 from ._json import loads
+from ._local import local_server_error
 from ._sse import MAX_EVENT_CHARS, MAX_LINE_CHARS, SSEDecoder, SSEError, SSEEvent
 
 log = logging.getLogger(__name__)
@@ -258,6 +259,10 @@ class StreamingDriver:
     def _error(self, err: ChatError) -> ChatError:
         return scrub_error(err, self.config.api_key)
 
+    def _transport_error(self, exc: BaseException) -> ChatError:
+        """A transport failure; one to a local server that is not running says how to start it."""
+        return local_server_error(transport_error(exc, provider=self.config.id), self.config.base_url)
+
     async def stream(
         self,
         *,
@@ -367,10 +372,10 @@ class StreamingDriver:
                                     return
                 except httpx.TimeoutException as exc:
                     if isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout):
-                        raise _Retry(transport_error(exc, provider=self.config.id)) from None
+                        raise _Retry(self._transport_error(exc)) from None
                     raise self._stalled() from None
                 except httpx.TransportError as exc:
-                    raise _Retry(transport_error(exc, provider=self.config.id)) from None
+                    raise _Retry(self._transport_error(exc)) from None
                 except (SSEError, BodyDecodeError) as exc:
                     raise ChatError(
                         f"malformed event stream: {exc}", provider=self.config.id, kind="protocol"

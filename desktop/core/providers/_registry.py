@@ -25,6 +25,7 @@ from ._http import (
     transport_error,
 )
 from ._json import loads
+from ._local import local_server_error
 from .anthropic import AnthropicDriver, anthropic_headers, anthropic_url
 from .openai import OpenAIDriver, openai_url
 
@@ -157,7 +158,7 @@ async def _get_json(
                 reason = response.reason_phrase
                 retry_after = parse_retry_after(response.headers)
         except httpx.TransportError as exc:
-            err = transport_error(exc, provider=config.id)
+            err = local_server_error(transport_error(exc, provider=config.id), config.base_url)
             retry_after = None
         else:
             if status < 300:
