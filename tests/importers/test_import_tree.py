@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -44,17 +43,10 @@ def conv_of(nodes: list[TreeNode], leaf: str | None) -> Conversation:
 
 
 def every_original(messages: list[ChatMessage]) -> list[str]:
-    """Original keys of every message on the path and in every stored version, nested."""
-    out: list[str] = []
-    stack: list[dict[str, Any]] = [message_to_dict(m) for m in messages]
-    while stack:
-        d = stack.pop()
-        out.append(d["content"])
-        for key in (V.VERSIONS_KEY, V.ANSWERS_KEY):
-            rec = d.get(key)
-            if rec:
-                for tail in rec["others"]:
-                    stack.extend(tail)
+    """Original keys of every message on the path and in every stored version (however stored)."""
+    out = [m.content for m in messages]
+    for _label, tail in V.stored_versions(messages):
+        out.extend(m.content for m in tail)
     return out
 
 
