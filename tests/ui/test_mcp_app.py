@@ -113,7 +113,7 @@ def test_settings_server_end_to_end(
     assert "hi there" in node.transcript.card_for(call_id).toPlainText()
 
     close_window(qtbot, window)
-    assert wait_gone(pid, timeout=5.0), "the stdio server outlived the window"
+    assert wait_gone(pid), "the stdio server outlived the window"
 
 
 def _run_something_else_as_local(window: Any, config: Path) -> None:
