@@ -17,7 +17,7 @@ from desktop.core.chat.conversation import Conversation, append_message
 from desktop.core.chat.types import ToolCall
 from desktop.core.chat.versions import FORKED_FROM_KEY, versions_at
 from desktop.core.project import new_node_state
-from desktop.testing import FakeProvider, Turn
+from desktop.testing import FakeProvider, Fault, Turn
 from desktop.ui.chat_node import ChatNodeWidget
 from desktop.ui.message_actions import BUSY_TOOLTIP
 from desktop.ui.message_views import MessageView
@@ -153,7 +153,8 @@ def test_regenerate_gets_a_new_answer_and_counts_both(qtbot: Any, make_env: Any)
 def test_busy_disables_edit_regenerate_and_switch_with_a_reason(qtbot: Any, make_env: Any) -> None:
     env = make_env()
     node = env.node
-    slow = Turn(text="word " * 300, chunk_chars=5, tokens_per_second=100)
+    # Silent for an hour after 10 events: still streaming whenever the test looks, until it stops it.
+    slow = Turn(text="word " * 300, chunk_chars=5, fault=Fault.stall(after_events=10, seconds=3600))
     env.fake.script(Turn(text="A1"), Turn(text="A2"), slow)
     send(qtbot, env, "q")
     with qtbot.waitSignal(node.run_finished, timeout=10_000):
