@@ -26,8 +26,12 @@ BENCHMARKS: dict[str, str] = {
     "open_nodes": "benchmarks.open_nodes",
     "cold_start": "benchmarks.cold_start",
     "cap": "benchmarks.cap",
-    # A month's totals from a 100,000-line usage ledger (DESIGN.md §7: ≤ 200 ms).
+    # A month's totals from a 100,000-line usage ledger (DESIGN.md §7: ≤ 200 ms); the tally's check.
     "ledger": "benchmarks.ledger",
+    # The costs the unit tests used to time (issue 31): each against a baseline of the same run.
+    "hot_paths": "benchmarks.hot_paths",
+    "textflow": "benchmarks.textflow",
+    "mcp_start": "benchmarks.mcp_start",
 }
 
 
