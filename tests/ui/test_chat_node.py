@@ -235,7 +235,7 @@ def test_the_request_goes_out_before_the_message_is_built(
     with qtbot.waitSignal(env.node.run_finished, timeout=10_000):
         env.node.submit("hello")
     assert built_at_send == [[]]
-    qtbot.waitUntil(lambda: idle(env), timeout=1000)
+    qtbot.waitUntil(lambda: idle(env), timeout=10_000)
     assert env.node.transcript.message_texts() == ["hello", "Hi"]
 
 
@@ -246,7 +246,7 @@ def test_no_provider_error_is_shown_by_the_node(qtbot: Any, make_env: Any) -> No
     env.node.submit("anyone there?")
     qtbot.waitUntil(lambda: env.node.transcript.error_text() is not None, timeout=5000)
     assert "no chat provider configured" in (env.node.transcript.error_text() or "")
-    qtbot.waitUntil(lambda: idle(env), timeout=1000)  # the user's message shows at the next frame
+    qtbot.waitUntil(lambda: idle(env), timeout=10_000)  # the user's message shows at the next frame
     assert find(env.node, QPushButton, "sendButton").text() == "Send"
     assert env.node.transcript.message_texts() == ["anyone there?"]
     assert env.finished == ["error"]
@@ -276,9 +276,9 @@ def test_slash_completion_popup(qtbot: Any, make_env: Any) -> None:
     box = find(env.node, QPlainTextEdit, "chatInput")
     env.node.activateWindow()
     box.setFocus()
-    qtbot.waitUntil(box.hasFocus, timeout=2000)
+    qtbot.waitUntil(box.hasFocus, timeout=10_000)
     qtbot.keyClicks(box, "/c")
-    qtbot.waitUntil(box.completion_visible, timeout=2000)
+    qtbot.waitUntil(box.completion_visible, timeout=10_000)
     model = box.completer().completionModel()
     assert [model.index(i, 0).data() for i in range(model.rowCount())] == ["/clear", "/cost"]
     qtbot.keyClick(box.completer().popup(), Qt.Key.Key_Down)

@@ -41,7 +41,7 @@ def child(widget: QWidget, cls: type, name: str) -> Any:
 
 
 def click(qtbot: Any, button: QWidget) -> None:
-    qtbot.waitUntil(button.isVisible, timeout=2000)  # a view built by a flush is shown by its layout
+    qtbot.waitUntil(button.isVisible, timeout=10_000)  # a view built by a flush is shown by its layout
     assert button.isEnabled(), f"{button.objectName()} is disabled"
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
 
@@ -106,7 +106,7 @@ def test_keys_ctrl_enter_sends_esc_cancels_up_edits_the_last_message(qtbot: Any,
     last_user = view_of(node, 2)
     editor = child(last_user, QPlainTextEdit, "messageEditor")
     # A run this fast ends before its first frame: the views built at its end show one loop pass later.
-    qtbot.waitUntil(editor.isVisible, timeout=1000)
+    qtbot.waitUntil(editor.isVisible, timeout=10_000)
     assert editor.toPlainText() == "two"
     qtbot.keyClick(editor, Qt.Key.Key_Escape)
     assert not editor.isVisible() and last_user.bubble.isVisible()
