@@ -8,8 +8,10 @@ Modules: ``drivers`` (our drivers vs the official SDKs), ``node_stream`` (stream
 plain answers into a chat node, render-once, UI stall with 8 streaming nodes), ``interactive``
 (typing latency while 8 nodes stream, scrolling a 2,000-message node), ``open_nodes`` (opening big
 nodes, project RSS), ``cold_start`` (the whole app start-up process vs a bare PySide6 window's),
-``cap`` (the history cap vs a naive one). ``corpus`` generates the Markdown-rich answers and their
-token-like deltas that the streaming and opening rows use.
+``cap`` (the history cap vs a naive one), ``ledger`` (a month's totals; the tally's check),
+``hot_paths``, ``textflow`` and ``mcp_start`` (the costs the unit tests used to time, issue 31).
+``corpus`` generates the Markdown-rich answers and their token-like deltas that the streaming and
+opening rows use.
 """
 
 from benchmarks._harness import Budget, Row, Settings, format_table

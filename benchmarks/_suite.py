@@ -26,12 +26,16 @@ BENCHMARKS: dict[str, str] = {
     "open_nodes": "benchmarks.open_nodes",
     "cold_start": "benchmarks.cold_start",
     "cap": "benchmarks.cap",
-    # A month's totals from a 100,000-line usage ledger (DESIGN.md §7: ≤ 200 ms).
+    # A month's totals from a 100,000-line usage ledger (DESIGN.md §7: ≤ 200 ms); the tally's check.
     "ledger": "benchmarks.ledger",
     # A 200 MB ledger of three years: the dashboard ≤ 1 s and ≤ 100 MB extra, the month ≤ 200 ms.
     "ledger_heavy": "benchmarks.ledger_heavy",
     # A 1,000-conversation ChatGPT export imported into a new project (issue 29; an info row).
     "importers": "benchmarks.importers",
+    # The costs the unit tests used to time (issue 31): each against a baseline of the same run.
+    "hot_paths": "benchmarks.hot_paths",
+    "textflow": "benchmarks.textflow",
+    "mcp_start": "benchmarks.mcp_start",
 }
 
 

@@ -10,6 +10,11 @@ measured in the same run, is the least any reader must do: read the file's bytes
 lines.
 
 ``measure()`` returns a plain result dict; ``run(settings)`` gives the suite's rows.
+
+Second row, ``ledger.tally``: the session chip's ``MonthlyTally`` after one more line was appended to
+that ledger (what every answer costs the window), against a fresh tally's first count of the whole
+ledger. It reads only the new line, so the ratio is tiny; budget ≤ 0.05× (the unit test proves the
+"only the new line" part by rewriting what was already counted: tests/usage/test_usage_tally.py).
 """
 
 from __future__ import annotations
@@ -22,11 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._harness import Budget, Row, Settings, median, paired, timed
-from desktop.core.usage import UsageRecord, ledger_path, month_range, totals
+from desktop.core.usage import MonthlyTally, UsageRecord, append_record, ledger_path, month_range, totals
 
 log = logging.getLogger(__name__)
 
-__all__ = ["LINES", "build_ledger", "measure", "run"]
+__all__ = ["LINES", "build_ledger", "measure", "measure_tally", "run"]
 
 LINES = 100_000
 BUDGET_MS = 200.0
@@ -106,15 +111,50 @@ def measure(lines: int = LINES, runs: int = 5, *, warmup: int = 1) -> dict[str, 
     }
 
 
+def measure_tally(lines: int = LINES, runs: int = 5, *, warmup: int = 1) -> tuple[list[float], list[float]]:
+    """A ``lines``-line ledger: (ms of a ``MonthlyTally`` check after one appended line, ms of a fresh
+    tally's first count), ``runs`` of each, alternated."""
+    now = _dt.datetime.now()
+    with tempfile.TemporaryDirectory(prefix="chatnodes-tally-bench-") as tmp:
+        path = ledger_path(Path(tmp))
+        build_ledger(path, lines, now)
+        tally = MonthlyTally(path, clock=lambda: now)
+        tally.totals()
+        record = UsageRecord(
+            ts=int(now.timestamp() * 1000), project="/home/ada/projects/project-0", node="node-bench",
+            node_title="Bench", provider="anthropic", model="claude-haiku-4-5", input=100, output=10,
+            cache_read=0, cache_write=0, reasoning=0, usd=0.0002, estimated=False, saved_usd=0.0,
+        )
+        counted = [lines]
+
+        def check() -> float:
+            append_record(path, record)
+            counted[0] += 1
+            ms = timed(tally.totals)
+            if tally.totals().responses != counted[0]:
+                raise RuntimeError("the tally missed the appended line")
+            return ms
+
+        def first_count() -> float:
+            return timed(lambda: MonthlyTally(path, clock=lambda: now).totals())
+
+        return paired(check, first_count, runs, warmup=warmup)
+
+
 def run(settings: Settings) -> list[Row]:
-    """The suite's row: a month's totals of a 100,000-line ledger (1,000 lines in the smoke run)."""
+    """The suite's rows: a month's totals of a 100,000-line ledger (1,000 lines in the smoke run), and
+    the tally's check after one more line."""
     lines = 1_000 if settings.smoke else LINES
-    result = measure(lines, max(settings.runs, 1 if settings.smoke else 5), warmup=settings.warmup)
+    runs = max(settings.runs, 1 if settings.smoke else 5)
+    result = measure(lines, runs, warmup=settings.warmup)
     mib = result["bytes"] / 2**20
+    check, first = measure_tally(lines, runs, warmup=settings.warmup)
     return [
         Row("ledger.month", f"usage ledger: a month's totals from {lines:,} lines ({mib:.1f} MiB)", "ms",
             result["ours_ms"], "read the bytes and split lines", result["baseline_ms"],
             Budget.at_most(BUDGET_MS, "ms"), "block index present (built once, by the warm-up run)"),
+        Row("ledger.tally", f"MonthlyTally after one more line on {lines:,}", "ms", check,
+            "a fresh tally's first count", first, Budget("ratio", 0.05, "≤ 0.05×")),
     ]
 
 

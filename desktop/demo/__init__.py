@@ -10,8 +10,8 @@ use, so the app can read the constants before its first paint.
 
 Modules: ``_constants`` (the demo's names and texts), ``_server`` (the server thread, scripting and
 routing), ``_wire`` (HTTP/1.1 parsing and writing), ``_respond`` (chat answers, drip pacing, faults),
-``_render`` (the bytes of both protocols), ``_spec`` (turns, faults, recorded requests) and
-``_script`` (the demo conversation).
+``_clock`` (what pacing, stalls and delays wait on; tests pass their own), ``_render`` (the bytes of
+both protocols), ``_spec`` (turns, faults, recorded requests) and ``_script`` (the demo conversation).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from desktop.demo._constants import (
 )
 
 if TYPE_CHECKING:
+    from desktop.demo._clock import Clock, LoopClock
     from desktop.demo._script import demo_responder, start_demo_provider
     from desktop.demo._server import DEFAULT_MODELS, FakeProvider, LoopbackProvider
     from desktop.demo._spec import (
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "Clock",
     "DEFAULT_MODELS",
     "DEMO_FIRST_PROMPT",
     "DEMO_MODEL",
@@ -53,6 +55,7 @@ __all__ = [
     "FakeProvider",
     "Fault",
     "FaultKind",
+    "LoopClock",
     "LoopbackProvider",
     "RecordedRequest",
     "Responder",
@@ -65,6 +68,8 @@ __all__ = [
 ]
 
 _LAZY = {
+    "Clock": "_clock",
+    "LoopClock": "_clock",
     "demo_responder": "_script",
     "start_demo_provider": "_script",
     "DEFAULT_MODELS": "_server",

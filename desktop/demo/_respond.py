@@ -6,6 +6,7 @@ import asyncio
 import json
 from typing import Any
 
+from desktop.demo._clock import Clock, LoopClock
 from desktop.demo._render import (
     Event,
     Protocol,
@@ -39,12 +40,24 @@ async def write_chat(
     keep: bool,
     request_id: str,
     seq: int,
+    clock: Clock | None = None,
 ) -> bool:
     """Answer a chat request with ``turn``: a stream or a JSON body, with its fault and pacing.
+
+    Args:
+        request: The request.
+        protocol: The protocol it speaks.
+        turn: The scripted answer.
+        writer: The connection.
+        keep: Whether the connection may stay open after this response.
+        request_id: The id the response reports.
+        seq: The response's number (generated ids).
+        clock: What pacing, stalls and delays wait on (default: the loop's real clock).
 
     Returns:
         Whether the connection may serve another request.
     """
+    clock = clock or LoopClock()
     body: dict[str, Any] = request.json if isinstance(request.json, dict) else {}
     model = turn.model or (body.get("model") if isinstance(body.get("model"), str) else None) or "fake-model"
     stream = body.get("stream") is True
@@ -54,7 +67,7 @@ async def write_chat(
     if fault is not None and fault.kind == "drop":
         keep = False  # announce the close, so a client never reuses the dropped connection
     if turn.delay_first_byte > 0:
-        await asyncio.sleep(turn.delay_first_byte)
+        await clock.sleep(turn.delay_first_byte)
     if fault is not None and fault.kind == "http":
         return await _send_http_fault(writer, protocol, fault, keep, request_id)
     if turn.raw_body is not None:
@@ -64,7 +77,7 @@ async def write_chat(
         return await send(writer, 200, turn.raw_body, keep_alive=keep, content_type=ctype)
     ctx = RenderContext(model=model, include_usage=include_usage, seq=seq, request_bytes=len(request.body))
     if not stream:
-        return await _chat_json(writer, protocol, turn, ctx, keep, request_id)
+        return await _chat_json(writer, protocol, turn, ctx, keep, request_id, clock)
     headers = {
         "content-type": "text/event-stream; charset=utf-8",
         "cache-control": "no-cache",
@@ -79,7 +92,7 @@ async def write_chat(
         await writer.drain()
         return keep
     events = render_stream(protocol, turn, ctx)
-    return await _write_events(writer, protocol, events, turn, request_id) and keep
+    return await _write_events(writer, protocol, events, turn, request_id, clock) and keep
 
 
 def _rendered(protocol: Protocol, turn: Turn, ctx: RenderContext) -> bytes:
@@ -100,16 +113,16 @@ async def _write_events(
     events: list[Event],
     turn: Turn,
     request_id: str,
+    clock: Clock,
 ) -> bool:
     """Write events one by one with drip pacing and the turn's fault; False when the connection ends."""
     fault = turn.fault
     at = fault.after_events if fault is not None else -1
     interval = 1.0 / turn.tokens_per_second if turn.tokens_per_second else 0.0
-    loop = asyncio.get_running_loop()
-    next_at = loop.time()
+    next_at = clock.time()
     for i, event in enumerate([*events, None]):
         if i == at and fault is not None:
-            outcome = await _apply_fault(writer, protocol, fault, request_id)
+            outcome = await _apply_fault(writer, protocol, fault, request_id, clock)
             if outcome == "closed":
                 return False
             if outcome == "end":
@@ -118,11 +131,11 @@ async def _write_events(
             break
         if event.token and interval:
             next_at += interval
-            delay = next_at - loop.time()
+            delay = next_at - clock.time()
             if delay > 0:
-                await asyncio.sleep(delay)
+                await clock.sleep(delay)
             else:
-                next_at = loop.time()
+                next_at = clock.time()
         writer.write(chunk(event.data))
         await writer.drain()
     writer.write(b"0\r\n\r\n")
@@ -131,7 +144,7 @@ async def _write_events(
 
 
 async def _apply_fault(
-    writer: asyncio.StreamWriter, protocol: Protocol, fault: Fault, request_id: str
+    writer: asyncio.StreamWriter, protocol: Protocol, fault: Fault, request_id: str, clock: Clock
 ) -> str:
     """Inject a fault into a stream: ``continue`` the events, ``end`` the body, or ``closed``."""
     if fault.kind == "midstream_error":
@@ -146,7 +159,7 @@ async def _apply_fault(
         return "closed"
     if fault.kind == "stall":
         await writer.drain()
-        await asyncio.sleep(fault.seconds)
+        await clock.sleep(fault.seconds)
     elif fault.kind == "malformed":
         writer.write(chunk(malformed_event(protocol)))
         await writer.drain()
@@ -160,6 +173,7 @@ async def _chat_json(
     ctx: RenderContext,
     keep: bool,
     request_id: str,
+    clock: Clock,
 ) -> bool:
     fault = turn.fault
     extra = {"request-id": request_id}
@@ -168,7 +182,7 @@ async def _chat_json(
             writer.close()
             return False
         if fault.kind == "stall":
-            await asyncio.sleep(fault.seconds)
+            await clock.sleep(fault.seconds)
         elif fault.kind == "malformed":
             return await send(writer, 200, b'{"id": "broken", "content": [', keep_alive=keep, extra=extra)
         elif fault.kind == "midstream_error":

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from desktop.demo._clock import Clock
 from desktop.demo._constants import (
     DEMO_FIRST_PROMPT,
     DEMO_MODEL,
@@ -184,9 +185,17 @@ def demo_responder(tokens_per_second: float | None = 60.0) -> Responder:
     return respond
 
 
-def start_demo_provider(*, tokens_per_second: float | None = 60.0) -> LoopbackProvider:
-    """Start the demo's fake Anthropic provider on loopback and return it (call ``stop()`` at exit)."""
-    provider = LoopbackProvider(responder=demo_responder(tokens_per_second), models=list(DEMO_MODELS))
+def start_demo_provider(
+    *, tokens_per_second: float | None = 60.0, clock: Clock | None = None
+) -> LoopbackProvider:
+    """Start the demo's fake Anthropic provider on loopback and return it (call ``stop()`` at exit).
+
+    Args:
+        tokens_per_second: Drip rate of the answers (None: full speed).
+        clock: What the drip waits on (default: the real clock; see ``LoopbackProvider``).
+    """
+    provider = LoopbackProvider(responder=demo_responder(tokens_per_second), models=list(DEMO_MODELS),
+                                clock=clock)
     provider.start()
     log.info("demo provider listening on %s", provider.base_url)
     return provider

@@ -23,6 +23,7 @@ import logging
 import threading
 from types import TracebackType
 
+from desktop.demo._clock import Clock, LoopClock
 from desktop.demo._render import (
     Protocol,
     RenderContext,
@@ -54,6 +55,8 @@ class LoopbackProvider:
         models: Model ids for ``GET /v1/models`` (default ``DEFAULT_MODELS``).
         api_key: When set, requests must carry it (``Authorization: Bearer`` or ``x-api-key``),
             else they get a 401 in the protocol's error shape.
+        clock: What drip pacing, stalls and first-byte delays wait on (default: the real clock of
+            the server's loop; tests pass one that records the waits, ``desktop.testing.clock``).
     """
 
     def __init__(
@@ -62,8 +65,10 @@ class LoopbackProvider:
         responder: Responder | None = None,
         models: list[str] | None = None,
         api_key: str | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self._responder = responder
+        self.clock: Clock = clock or LoopClock()
         self.models: list[str] = list(models) if models is not None else list(DEFAULT_MODELS)
         self._api_key = api_key
         self._queue: collections.deque[Turn] = collections.deque()
@@ -372,7 +377,8 @@ class LoopbackProvider:
             log.exception("LoopbackProvider responder failed")
             body = error_body(protocol, 500, message=f"responder failed: {exc}", request_id=request_id)
             return await send(writer, 500, body, keep_alive=keep)
-        return await write_chat(request, protocol, turn, writer, keep, request_id, next(self._seq))
+        seq = next(self._seq)
+        return await write_chat(request, protocol, turn, writer, keep, request_id, seq, self.clock)
 
     def _next_turn(self, request: RecordedRequest) -> Turn:
         with self._cond:

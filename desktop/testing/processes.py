@@ -24,8 +24,12 @@ def pid_alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def wait_gone(pid: int, timeout: float = 3.0) -> bool:
-    """Poll until ``pid`` is gone; True when it is."""
+def wait_gone(pid: int, timeout: float = 30.0) -> bool:
+    """Poll until ``pid`` is gone; True when it is.
+
+    ``timeout`` is a hang guard, not a budget: it returns as soon as the process is gone, so a
+    generous default only makes a real failure (a process that stays) slower to report.
+    """
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if not pid_alive(pid):

@@ -77,7 +77,16 @@ def test_naive_cap_agrees_with_split_for_cap() -> None:
 def test_drivers_cap_and_ledger_in_process() -> None:
     rows, errors = run_suite(Settings.tiny(), ["drivers", "cap", "ledger"])
     assert errors == []
-    _check_rows(rows, ["drivers.openai", "drivers.anthropic", "cap.10k", "cap.linear", "ledger.month"])
+    _check_rows(rows, ["drivers.openai", "drivers.anthropic", "cap.10k", "cap.linear", "ledger.month",
+                       "ledger.tally"])
+
+
+def test_the_rows_that_were_timed_unit_tests_in_process() -> None:
+    """Issue 31 moved every wall-clock budget out of the unit tests: each is one of these rows."""
+    rows, errors = run_suite(Settings.tiny(), ["hot_paths", "mcp_start"])
+    assert errors == []
+    _check_rows(rows, ["cpu.clear_upper_state", "apply.delta_history", "providers.blank_deltas",
+                       "markdown.linear", "markdown.openers", "code.highlight", "mcp.ready"])
 
 
 def test_import_benchmark_in_process() -> None:
@@ -108,7 +117,7 @@ def test_ui_and_process_benchmarks_in_a_child(tmp_path: Path) -> None:
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     proc = subprocess.run(
         [sys.executable, "-m", "benchmarks", "--smoke", "--only",
-         "node_stream,interactive,open_nodes,cold_start",
+         "node_stream,interactive,open_nodes,cold_start,textflow",
          "--json", str(out)],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False,
     )
@@ -120,7 +129,7 @@ def test_ui_and_process_benchmarks_in_a_child(tmp_path: Path) -> None:
                     "stall.p99", "stall.max",
                     "stall.plain.p99", "stall.plain.max", "typing.p99", "scroll.p99", "scroll.forced_p99",
                     "open.node", "open.node_short", "open.project_load", "open.project_store",
-                    "open.project_rss", "start.process", "start.first_paint"]
+                    "open.project_rss", "start.process", "start.first_paint", "textflow.append"]
     for row in payload["rows"]:
         assert row["ours"] and all(v > 0 for v in row["ours"])
     assert "| # | figure |" in proc.stdout

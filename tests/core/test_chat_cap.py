@@ -1,12 +1,10 @@
-"""The history cap (D8, D9 pieces): real UTF-8 bytes, linear time, whole exchanges."""
+"""The history cap (D8, D9 pieces): real UTF-8 bytes, each message measured once, whole exchanges."""
 
 from __future__ import annotations
 
-import gc
 import json
-import statistics
-import time
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +13,7 @@ from desktop.core.chat import (
     Conversation,
     ToolCall,
     Usage,
+    _cap,
     cap_conversation_messages,
     deserialize_conversation,
     message_from_dict,
@@ -185,25 +184,20 @@ def make_history(n: int) -> list[ChatMessage]:
     return out
 
 
-def median_cap_seconds(messages: list[ChatMessage], runs: int = 7) -> float:
-    times = []
-    gc.collect()
-    gc.disable()  # a collection of the test's own garbage is not the cap's cost
-    try:
-        for _ in range(runs):
-            start = time.perf_counter()
-            cap_conversation_messages(messages, 200 * 1024)
-            times.append(time.perf_counter() - start)
-    finally:
-        gc.enable()
-    return statistics.median(times)
+def test_d8_the_cap_of_10000_messages_measures_each_message_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Linear by construction: one size measurement per message whatever the history's length, and
+    the drops are sums over those sizes (the time is benchmarks/cap.py's: cap.10k ≤ 50 ms, cap.linear)."""
+    measured: list[str] = []
 
+    def counting_size(m: ChatMessage) -> int:
+        measured.append(m.id)
+        return _message_size(m)
 
-def test_d8_cap_of_10000_messages_is_fast_and_linear() -> None:
-    t10k = median_cap_seconds(make_history(10_000))
-    t5k = median_cap_seconds(make_history(5_000))
-    t20k = median_cap_seconds(make_history(20_000))
-    print(f"\ncap median: 5k {t5k * 1000:.1f} ms, 10k {t10k * 1000:.1f} ms, 20k {t20k * 1000:.1f} ms")
-    assert t10k < 0.050, f"cap of 10,000 messages took {t10k * 1000:.1f} ms"
-    # quadratic would give a ratio of 16 for 4x the messages; linear gives ~4
-    assert t20k / t5k < 10, (t5k, t20k)
+    monkeypatch.setattr(_cap, "_message_size", counting_size)
+    for n in (5_000, 10_000, 20_000):
+        messages = make_history(n)
+        total = array_bytes(messages)
+        measured.clear()
+        kept = cap_conversation_messages(messages, total // 2)  # about half the exchanges must go
+        assert sorted(measured) == sorted(m.id for m in messages)  # each one once, none twice
+        assert array_bytes(kept) <= total // 2 and len(kept) < n

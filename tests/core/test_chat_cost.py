@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 from importlib import resources
-from pathlib import Path
 
 import httpx
 import pytest
@@ -26,8 +25,6 @@ from desktop.core.chat import (
 from desktop.core.chat.cost import FAMILY_PREFIXES, cache_savings, conversation_cache_savings, load_prices
 from desktop.core.chat.types import ProviderConfig, UsageReport
 from desktop.core.providers import driver_for
-
-STREAMS = Path(__file__).resolve().parents[1] / "fixtures" / "streams"
 
 DATA = json.loads(resources.files("desktop.core.chat").joinpath("model_prices.json").read_text("utf-8"))
 
@@ -147,11 +144,9 @@ def _drive_openai(body: bytes) -> list[UsageReport]:
 
 
 def test_d12_openai_cached_tokens_are_not_double_counted() -> None:
-    # openrouter_comments_cached_usage: prompt 687 incl. 679 cached, completion 187 incl. 118 reasoning
-    body = (STREAMS / "openrouter_comments_cached_usage.sse").read_bytes()
-    reports = _drive_openai(body)
-    usage = reports[-1].usage
-    assert usage == Usage(input_tokens=8, output_tokens=187, cache_read_tokens=679, reasoning_tokens=118)
+    # What the driver makes of openrouter_comments_cached_usage.sse (prompt 687 incl. 679 cached,
+    # completion 187 incl. 118 reasoning); the decode itself is tests/providers/test_recorded_streams.py's.
+    usage = Usage(input_tokens=8, output_tokens=187, cache_read_tokens=679, reasoning_tokens=118)
     cost = cost_of(usage, "openai/gpt-4o")
     # 8 uncached input at $2.50, 679 cached at $1.25, 187 output (reasoning included) at $10 per million
     assert cost.usd == pytest.approx(0.00273875)  # (20 + 848.75 + 1870) / 1e6

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-import time
 
 import pytest
-from mcp_helpers import HTTP_TOKEN
+from mcp_helpers import HTTP_TOKEN, PATIENCE_S, eventually
 
 from desktop.core.mcp import McpManager, McpToolError, parse_mcp_server
 
@@ -25,7 +24,7 @@ async def test_bearer_token_from_the_keyring_callable(http_server: str) -> None:
     manager = McpManager({"web": config}, secret_for=secret_for)
     try:
         manager.start()
-        status = (await manager.wait_ready(10))["web"]
+        status = (await manager.wait_ready(PATIENCE_S))["web"]
         assert status.state == "ready", status
         assert asked == ["web"]
         assert {t.name for t in manager.tools()} == {"mcp__web__shout", "mcp__web__big"}
@@ -50,7 +49,7 @@ async def test_header_with_env_reference(http_server: str) -> None:
     manager = McpManager({"web": config}, environ={"WEB_TOKEN": HTTP_TOKEN})
     try:
         manager.start()
-        assert (await manager.wait_ready(10))["web"].state == "ready"
+        assert (await manager.wait_ready(PATIENCE_S))["web"].state == "ready"
         assert await manager.run("mcp__web__shout", {"text": "ok"}) == "OK"
     finally:
         await manager.aclose()
@@ -60,10 +59,8 @@ async def test_header_with_env_reference(http_server: str) -> None:
 async def test_wrong_or_missing_token_is_a_clear_auth_error(http_server: str, token: str | None) -> None:
     config = parse_mcp_server("web", {"type": "http", "url": http_server})
     manager = McpManager({"web": config}, secret_for=lambda _name: token)
-    started = time.perf_counter()
     manager.start()
-    status = (await manager.wait_ready(10))["web"]
-    assert time.perf_counter() - started < 5
+    status = (await manager.wait_ready(PATIENCE_S))["web"]
     assert status.state == "failed"
     assert status.reason == 'MCP server "web": authentication failed (HTTP 401); check its token or headers'
     if token:
@@ -80,7 +77,7 @@ async def test_nothing_listening_is_a_clear_connect_error() -> None:
     url = f"http://127.0.0.1:{port}/mcp"
     manager = McpManager({"web": parse_mcp_server("web", {"url": url})})
     manager.start()
-    status = (await manager.wait_ready(10))["web"]
+    status = (await manager.wait_ready(PATIENCE_S))["web"]
     assert status.state == "failed"
     assert status.reason == f'MCP server "web": cannot connect to {url}'
     await manager.aclose()
@@ -94,16 +91,12 @@ async def test_server_going_away_fails_the_call_and_the_server(
     manager = McpManager({"web": config})
     try:
         manager.start()
-        assert (await manager.wait_ready(10))["web"].state == "ready"
+        assert (await manager.wait_ready(PATIENCE_S))["web"].state == "ready"
         proc.kill()
-        proc.wait(5)
-        started = time.perf_counter()
+        proc.wait(PATIENCE_S)
         with pytest.raises(McpToolError, match=r'^MCP server "web", tool "shout": '):
-            await manager.run("mcp__web__shout", {"text": "x"})
-        assert time.perf_counter() - started < 3
-        deadline = time.monotonic() + 5
-        while manager.status("web").state != "failed" and time.monotonic() < deadline:
-            await asyncio.sleep(0.02)
+            await asyncio.wait_for(manager.run("mcp__web__shout", {"text": "x"}), PATIENCE_S)
+        await eventually(lambda: manager.status("web").state == "failed", "the server marked failed")
         assert manager.status("web").reason == f'MCP server "web": cannot connect to {url}'
     finally:
         await manager.aclose()
@@ -114,7 +107,7 @@ async def test_old_sse_transport(sse_server: str) -> None:
     manager = McpManager({"old": config}, secret_for=lambda _name: HTTP_TOKEN)
     try:
         manager.start()
-        status = (await manager.wait_ready(10))["old"]
+        status = (await manager.wait_ready(PATIENCE_S))["old"]
         assert status.state == "ready", status
         assert await manager.run("mcp__old__shout", {"text": "sse"}) == "SSE"
     finally:
@@ -125,7 +118,7 @@ async def test_old_sse_transport_wrong_token(sse_server: str) -> None:
     config = parse_mcp_server("old", {"type": "sse", "url": sse_server})
     manager = McpManager({"old": config}, secret_for=lambda _name: "nope")
     manager.start()
-    status = (await manager.wait_ready(10))["old"]
+    status = (await manager.wait_ready(PATIENCE_S))["old"]
     assert status.state == "failed"
     assert status.reason == 'MCP server "old": authentication failed (HTTP 401); check its token or headers'
     await manager.aclose()

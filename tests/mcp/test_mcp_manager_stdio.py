@@ -5,14 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import time
 from pathlib import Path
 
 import pytest
-from mcp_helpers import stdio_server
+from mcp_helpers import PATIENCE_S, eventually, marker_says, stdio_server
 
 from desktop.core.mcp import McpManager, McpToolError, ServerStatus
-from desktop.testing.processes import wait_gone
+from desktop.testing.processes import pid_alive, wait_gone
 
 pytestmark = pytest.mark.anyio
 
@@ -27,7 +26,7 @@ def _server_pid(status: ServerStatus) -> int:
 
 async def _ready(manager: McpManager, name: str = "local") -> ServerStatus:
     manager.start()
-    statuses = await manager.wait_ready(timeout=10)
+    statuses = await manager.wait_ready(PATIENCE_S)
     status = statuses[name]
     assert status.state == "ready", status
     return status
@@ -97,15 +96,14 @@ async def test_ten_megabyte_result_is_cut_for_the_model() -> None:
     manager = McpManager({"local": stdio_server()})
     try:
         await _ready(manager)
-        started = time.perf_counter()
-        result = await manager.call("mcp__local__big", {"size": 10 * 1024 * 1024})
-        elapsed = time.perf_counter() - started
+        # A hang guard only: the time is the SDK's (20 MB on the wire).
+        big = manager.call("mcp__local__big", {"size": 10 * 1024 * 1024})
+        result = await asyncio.wait_for(big, PATIENCE_S)
         assert len(result.full_text) == 10 * 1024 * 1024
         assert result.truncated
         assert result.text.startswith("x" * 100_000)
         assert "[result cut: 10,485,760 bytes in total" in result.text
         assert len(result.text.encode()) < 100_300
-        assert elapsed < 9.5, elapsed  # a hang guard only: the time is the SDK's (20 MB on the wire)
     finally:
         await manager.aclose()
 
@@ -127,31 +125,28 @@ async def test_missing_env_reference_fails_naming_server_and_field() -> None:
     config = stdio_server(env={"TOKEN": "${env:MCP_TEST_UNSET_VAR}"})
     manager = McpManager({"local": config}, environ={})
     manager.start()
-    status = (await manager.wait_ready(5))["local"]
+    status = (await manager.wait_ready(PATIENCE_S))["local"]
     assert status.state == "failed"
     assert status.reason is not None
     assert 'server "local": "env.TOKEN" refers to ${env:MCP_TEST_UNSET_VAR}' in status.reason
     await manager.aclose()
 
 
-async def test_cancel_returns_fast_and_the_server_sees_notifications_cancelled(tmp_path: Path) -> None:
+async def test_cancel_returns_at_once_and_the_server_sees_notifications_cancelled(tmp_path: Path) -> None:
     marker = tmp_path / "marker"
     manager = McpManager({"local": stdio_server()})
     try:
         await _ready(manager)
-        task = asyncio.ensure_future(manager.run("mcp__local__slow", {"seconds": 30, "marker": str(marker)}))
-        await asyncio.sleep(0.5)
+        args = {"seconds": 3600, "marker": str(marker)}
+        task = asyncio.ensure_future(manager.run("mcp__local__slow", args))
+        await marker_says(marker, "started")  # the call reached the server's handler
         assert not task.done()
-        started = time.perf_counter()
         task.cancel()
+        # The tool sleeps an hour: the task ending proves the cancel did not wait for the server.
         with pytest.raises(asyncio.CancelledError):
-            await task
-        assert time.perf_counter() - started < 1.0
+            await asyncio.wait_for(task, PATIENCE_S)
         # The server's handler was interrupted: only notifications/cancelled does that.
-        deadline = time.monotonic() + 3
-        while not marker.exists() and time.monotonic() < deadline:
-            await asyncio.sleep(0.02)
-        assert marker.read_text() == "CancelledError"
+        await marker_says(marker, "CancelledError")
         assert manager.status("local").state == "ready"
         assert await manager.run("mcp__local__add", {"a": 1, "b": 1}) == "2"  # still usable
     finally:
@@ -163,14 +158,12 @@ async def test_call_timeout_is_an_error_naming_the_server(tmp_path: Path) -> Non
     manager = McpManager({"local": stdio_server(timeout_s=0.5)})
     try:
         await _ready(manager)
-        started = time.perf_counter()
+        # The tool sleeps an hour; the error names the call's own timeout (0.5 s), so it is what ended
+        # the call (the outer timeout is a hang guard only).
         with pytest.raises(McpToolError, match=r'MCP server "local", tool "slow": no answer within 0.5 s'):
-            await manager.run("mcp__local__slow", {"seconds": 30, "marker": str(marker)})
-        assert time.perf_counter() - started < 2.0
-        deadline = time.monotonic() + 3
-        while not marker.exists() and time.monotonic() < deadline:
-            await asyncio.sleep(0.02)
-        assert marker.read_text() == "CancelledError"  # the courtesy cancel reached the server
+            await asyncio.wait_for(
+                manager.run("mcp__local__slow", {"seconds": 3600, "marker": str(marker)}), PATIENCE_S)
+        await marker_says(marker, "CancelledError")  # the courtesy cancel reached the server
     finally:
         await manager.aclose()
 
@@ -180,14 +173,9 @@ async def test_server_exiting_mid_call_fails_the_call_and_the_server() -> None:
     try:
         status = await _ready(manager)
         pid = _server_pid(status)
-        started = time.perf_counter()
         with pytest.raises(McpToolError, match=r'MCP server "local", tool "crash": .*closed the connection'):
-            await manager.run("mcp__local__crash", {})
-        assert time.perf_counter() - started < 3
-        await manager.wait_ready(1)
-        deadline = time.monotonic() + 5
-        while manager.status("local").state != "failed" and time.monotonic() < deadline:
-            await asyncio.sleep(0.02)
+            await asyncio.wait_for(manager.run("mcp__local__crash", {}), PATIENCE_S)
+        await eventually(lambda: manager.status("local").state == "failed", "the server marked failed")
         status = manager.status("local")
         assert status.state == "failed"
         assert status.reason is not None and status.reason.startswith('MCP server "local" exited')
@@ -198,7 +186,7 @@ async def test_server_exiting_mid_call_fails_the_call_and_the_server() -> None:
             await manager.run("mcp__local__add", {"a": 1, "b": 2})
         assert wait_gone(pid)
         await manager.restart("local")
-        assert (await manager.wait_ready(10))["local"].state == "ready"
+        assert (await manager.wait_ready(PATIENCE_S))["local"].state == "ready"
         assert await manager.run("mcp__local__add", {"a": 1, "b": 2}) == "3"
     finally:
         await manager.aclose()
@@ -208,47 +196,27 @@ async def test_aclose_ends_the_whole_process_tree() -> None:
     manager = McpManager({"local": stdio_server(), "second": stdio_server("second")})
     try:
         manager.start()
-        statuses = await manager.wait_ready(10)
+        statuses = await manager.wait_ready(PATIENCE_S)
         assert {s.state for s in statuses.values()} == {"ready"}
         child, server = map(int, (await manager.run("mcp__local__spawn_child", {})).split())
         other = _server_pid(statuses["second"])
-        assert wait_gone(child, 0.1) is False
+        assert pid_alive(child)
     finally:
-        started = time.perf_counter()
         await manager.aclose()
-        elapsed = time.perf_counter() - started
     assert wait_gone(server) and wait_gone(other)
     assert wait_gone(child), "the server's child outlived aclose()"
-    assert elapsed < 6.5, elapsed
     assert {s.state for s in manager.statuses().values()} == {"stopped"}
 
 
 async def test_disabled_server_is_not_started_and_wait_ready_returns_at_once() -> None:
     manager = McpManager({"off": stdio_server("off", enabled=False)})
     manager.start()
-    started = time.perf_counter()
-    statuses = await manager.wait_ready(10)
-    assert time.perf_counter() - started < 0.1
+    # Asked to wait up to an hour, it returns: there is nothing to wait for (the outer timeout is a
+    # hang guard only).
+    statuses = await asyncio.wait_for(manager.wait_ready(3600), PATIENCE_S)
     assert statuses["off"].state == "stopped" and statuses["off"].reason == "disabled"
     assert manager.tools() == []
     await manager.aclose()
-
-
-async def test_time_to_ready_median_of_five() -> None:
-    """Start to ready for the local stdio server (reported in the issue's closing note)."""
-    times: list[float] = []
-    for _ in range(5):
-        manager = McpManager({"local": stdio_server()})
-        started = time.perf_counter()
-        manager.start()
-        status = (await manager.wait_ready(10))["local"]
-        times.append(time.perf_counter() - started)
-        assert status.state == "ready" and status.started_s is not None
-        await manager.aclose()
-    times.sort()
-    all_ms = [round(t * 1000) for t in times]
-    print(f"\nMCP stdio start-to-ready: median {times[2] * 1000:.0f} ms, all {all_ms}")
-    assert times[2] < 5.0
 
 
 async def test_concurrent_calls_share_one_session() -> None:
@@ -269,7 +237,7 @@ async def test_set_servers_applies_changes() -> None:
     )
     try:
         manager.start()
-        assert {s.state for s in (await manager.wait_ready(15)).values()} == {"ready"}
+        assert {s.state for s in (await manager.wait_ready(PATIENCE_S)).values()} == {"ready"}
         keep_pid = _server_pid(manager.status("keep"))
         change_pid = _server_pid(manager.status("change"))
         drop_pid = _server_pid(manager.status("drop"))
@@ -282,7 +250,7 @@ async def test_set_servers_applies_changes() -> None:
             }
         )
         assert manager.server_names() == ["keep", "change", "new"]
-        statuses = await manager.wait_ready(15)
+        statuses = await manager.wait_ready(PATIENCE_S)
         assert {s.state for s in statuses.values()} == {"ready"}
         assert _server_pid(statuses["keep"]) == keep_pid  # untouched
         assert wait_gone(drop_pid) and wait_gone(change_pid)
@@ -303,7 +271,7 @@ async def test_aclose_ends_a_removed_server_whose_stop_was_cancelled() -> None:
         pid = _server_pid(await _ready(manager, "drop"))
         change = asyncio.ensure_future(manager.set_servers({}))
         await asyncio.sleep(0)  # the change runs up to its wait for the stop
-        assert manager.server_names() == [] and wait_gone(pid, 0.05) is False
+        assert manager.server_names() == [] and pid_alive(pid)
         change.cancel()
         await asyncio.gather(change, return_exceptions=True)
     finally:
@@ -321,9 +289,7 @@ async def test_a_changed_tool_list_is_listed_again() -> None:
         await _ready(manager)
         assert "mcp__local__late" not in {t.name for t in manager.tools()}
         assert await manager.run("mcp__local__grow", {}) == "grown"
-        deadline = time.monotonic() + 5
-        while "mcp__local__late" not in {t.name for t in manager.tools()} and time.monotonic() < deadline:
-            await asyncio.sleep(0.02)
+        await eventually(lambda: any(t.name == "mcp__local__late" for t in manager.tools()), "the new tool")
         assert await manager.run("mcp__local__late", {}) == "late tool"
         assert ready_counts[-1] == ready_counts[0] + 1
     finally:

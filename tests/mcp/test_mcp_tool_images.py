@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
-from mcp_helpers import stdio_server
+from mcp_helpers import PATIENCE_S, stdio_server
 from mcp_types import AudioContent, CallToolResult, ImageContent, TextContent
 
 from desktop.core.chat import ChatEvent, ChatMessage, ChatRuntimeDeps, ChatSendRequest, create_chat_runtime
@@ -60,7 +60,7 @@ async def send(
     events: list[ChatEvent] = []
     try:
         manager.start()
-        statuses = await manager.wait_ready(timeout=10)
+        statuses = await manager.wait_ready(PATIENCE_S)
         assert statuses["local"].state == "ready", statuses["local"]
         async with httpx.AsyncClient() as client:
             runtime = create_chat_runtime(ChatRuntimeDeps(
@@ -83,7 +83,7 @@ async def test_the_manager_returns_a_tool_output_for_an_image_result() -> None:
     manager = McpManager({"local": stdio_server()})
     try:
         manager.start()
-        await manager.wait_ready(timeout=10)
+        await manager.wait_ready(PATIENCE_S)
         output = await manager.run(TOOL, {})
         assert output == ToolOutput(DESCRIBED, ({"mime": "image/png", "data": PNG_1PX},))
         assert await manager.run("mcp__local__echo", {"text": "hi"}) == "hi"  # text results stay str

@@ -161,6 +161,7 @@ _SAVER = textwrap.dedent("""
     done = [int(m.id[1:]) for m in store.full_history("n", conv.messages) if m.role != "note"]
     i = max(done) + 1 if done else 0
     print("ready", flush=True)
+    first = True
     while True:
         conv.messages.append(ChatMessage(id=f"u{i}", role="user", content=f"q{i} " + "x" * 300, ts=i))
         conv.messages.append(ChatMessage(id=f"a{i}", role="assistant", content=f"a{i} " + "y" * 300, ts=i))
@@ -170,6 +171,9 @@ _SAVER = textwrap.dedent("""
         saved = store.save(project)
         for info in saved.trimmed.values():
             apply_trim(conv, info)
+        if first:  # one save is on disk: from here on the kill may strike anywhere
+            print("saved", flush=True)
+            first = False
         i += 1
 """)
 
@@ -179,17 +183,18 @@ _SAVER = textwrap.dedent("""
 def test_kill_9_during_saves_never_duplicates_or_loses_a_message(tmp_path: Path) -> None:
     rng = random.Random(6)
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    started = time.monotonic()
     for _ in range(20):
         with subprocess.Popen([sys.executable, "-c", _SAVER, str(tmp_path)], stdout=subprocess.PIPE,
                               text=True, env=env) as saver:
             assert saver.stdout is not None
             assert saver.stdout.readline().strip() == "ready"
+            # Each run saves at least once (however slow the machine), then dies at a random point:
+            # mid-save, mid-archive or between saves. The sleep is that random point, not a wait.
+            assert saver.stdout.readline().strip() == "saved"
             time.sleep(rng.uniform(0.0, 0.12))
             saver.send_signal(signal.SIGKILL)
             saver.wait()
         assert saver.returncode == -signal.SIGKILL, "the saver died on its own"
-    assert time.monotonic() - started < 60
 
     store = ProjectStore(tmp_path, history_cap_bytes=1500)
     result = store.open()
@@ -198,7 +203,8 @@ def test_kill_9_during_saves_never_duplicates_or_loses_a_message(tmp_path: Path)
     ids = _history(store, conv, "n")
     assert len(ids) == len(set(ids)), "a message is both archived and in project.json"
     rounds = sorted({int(x[1:]) for x in ids})
-    assert len(rounds) > 20 and rounds == list(range(len(rounds))), "a saved message was lost"
+    # At least one reported save per run: 20 rounds or more, none missing.
+    assert len(rounds) >= 20 and rounds == list(range(len(rounds))), "a saved message was lost"
     assert sorted(ids) == sorted(f"{r}{n}" for n in rounds for r in "ua")
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".project.json.")] == []
     store.save(result.value)

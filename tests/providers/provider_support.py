@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpcore
 import httpx
 
 from desktop.core.chat.types import (
@@ -175,6 +176,32 @@ def sse_reply(pieces: Sequence[bytes] | bytes, **kw: Any) -> Reply:
 def json_reply(status: int, payload: Any, **kw: Any) -> Reply:
     body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     return Reply(status=status, pieces=[body], content_type="application/json", **kw)
+
+
+# ---------------------------------------------------------------------------------------------
+# The client's connection pool (tests over real sockets)
+
+
+def pooled_connections(client: httpx.AsyncClient) -> list[httpcore.AsyncConnectionInterface]:
+    """The connections held by ``client``'s pool right now.
+
+    httpx keeps the httpcore pool of its default transport in private attributes
+    (``client._transport._pool``, the same since httpx 0.18); the pool's ``connections`` list is
+    httpcore's documented API. The isinstance checks make a future rename fail loudly here instead of
+    quietly reporting an empty pool.
+    """
+    transport = client._transport
+    assert isinstance(transport, httpx.AsyncHTTPTransport), type(transport)
+    pool = transport._pool
+    assert isinstance(pool, httpcore.AsyncConnectionPool), type(pool)
+    return pool.connections
+
+
+def assert_no_connection_in_use(client: httpx.AsyncClient) -> None:
+    """No response was left open: every connection still pooled is idle (kept for reuse), none is
+    still busy with a body nobody reads (a leaked response keeps its connection active)."""
+    busy = [c for c in pooled_connections(client) if not c.is_idle()]
+    assert busy == [], busy
 
 
 # ---------------------------------------------------------------------------------------------

@@ -38,7 +38,14 @@ def test_adjacent_deltas_and_plain_thinking_merge_in_order() -> None:
 
 
 @pytest.mark.anyio
-async def test_a_burst_in_one_read_reaches_the_caller_as_one_delta_per_read() -> None:
+async def test_a_burst_in_one_read_reaches_the_caller_as_one_delta_per_read(
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from desktop.core.providers import _base
+
+    # A slice also ends when its time is up (a few ms, to let the UI paint): an hour here, so a busy
+    # machine cannot cut a read in two; the split by time is the next test's subject.
+    monkeypatch.setattr(_base, "_slice_seconds", lambda: 3600.0)
     chunks = [
         b'data: {"choices":[{"index":0,"delta":{"content":"%d "},"finish_reason":null}]}\n\n' % i
         for i in range(50)
@@ -102,7 +109,10 @@ async def test_each_decoding_slice_starts_from_a_clean_vector_state(monkeypatch:
         assert "".join(text) == "".join(f"{i} " for i in range(50))
         return len(cleared)
 
+    # Slices end on the clock: an hour-long slice never ends early however loaded the machine, so the
+    # count is the reads' alone; then a zero-length one ends at every clock check (each 16 events).
+    monkeypatch.setattr(_base, "_slice_seconds", lambda: 3600.0)
     per_read = await slices()
-    assert per_read >= 2  # at least one slice per network read
+    assert per_read == 2  # one slice per network read (the two pieces)
     monkeypatch.setattr(_base, "_slice_seconds", lambda: 0.0)  # a yield every 16 events
-    assert await slices() >= per_read + 2  # and one more after each yield
+    assert await slices() == per_read + 2  # and one more after each yield (one in each piece)

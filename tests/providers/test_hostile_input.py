@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 import tracemalloc
 import zlib
 from collections.abc import AsyncIterator, Callable
@@ -196,21 +195,20 @@ def endless_server(status: int, content_type: str, head: bytes, piece: bytes, *,
     return (lambda: httpx.AsyncClient(transport=httpx.MockTransport(handler))), streams
 
 
-async def bounded(coro_factory: Callable[[], Any], *, seconds: float = 60.0) -> tuple[Any, int, float]:
-    """Run the coroutine under a time limit; return (result, tracemalloc peak, elapsed)."""
-    async def timed() -> Any:
+async def bounded(coro_factory: Callable[[], Any], *, seconds: float = 120.0) -> tuple[Any, int]:
+    """Run the coroutine under a generous time limit (a hang guard: an endless body that is not cut
+    off would never end); return (result, tracemalloc peak)."""
+    async def guarded() -> Any:
         async with asyncio.timeout(seconds):
             return await coro_factory()
 
     tracemalloc.start()
     try:
-        started = time.perf_counter()
-        result = await timed()
-        elapsed = time.perf_counter() - started
+        result = await guarded()
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    return result, peak, elapsed
+    return result, peak
 
 
 FIRST = b'data: {"choices":[{"index":0,"delta":{"content":"so far"}}]}\n\n'
@@ -241,12 +239,11 @@ async def test_endless_sse_event_is_a_protocol_error_with_bounded_memory(gzip: b
                 return text, exc
         return text, None
 
-    (text, error), peak, elapsed = await bounded(scenario)
+    (text, error), peak = await bounded(scenario)
     assert error is not None and error.kind == "protocol"
     assert "longer than" in error.message
     assert text == "so far"  # the text received before the endless event is kept
     assert peak < 64 * MiB, f"peak {peak / MiB:.1f} MiB"
-    assert elapsed < 30
     assert streams[0].closed
 
 
@@ -302,14 +299,13 @@ async def test_endless_model_list_or_error_body_is_bounded(gzip: bool, status: i
                 return exc
         return None
 
-    error, peak, elapsed = await bounded(scenario)
+    error, peak = await bounded(scenario)
     assert error is not None
     if status == 200:
         assert error.kind == "protocol" and "larger than 4 MiB" in error.message
     else:
         assert error.status == 500
     assert peak < 64 * MiB, f"peak {peak / MiB:.1f} MiB"
-    assert elapsed < 30
     assert all(s.closed for s in streams)
     assert sum(s.sent for s in streams) < 8 * MODEL_LIST_LIMIT * (len(streams) or 1)
 
@@ -324,21 +320,12 @@ def blank_stream(n: int) -> list[bytes]:
             + [b'data: {"choices":[{"index":0,"delta":{"content":"end"},"finish_reason":"stop"}]}\n\n'])
 
 
-async def timed_blanks(n: int) -> float:
-    started = time.perf_counter()
-    out = await outcome_for(openai_config(), blank_stream(n))
-    elapsed = time.perf_counter() - started
-    assert out.error is None and out.text == " " * n + "end"
-    return elapsed
-
-
-@pytest.mark.slow
 @pytest.mark.anyio
-async def test_whitespace_only_deltas_are_linear() -> None:
-    assert await timed_blanks(200_000) < 3.0  # the quadratic version took ~7-15 s
-    small = min([await timed_blanks(50_000) for _ in range(2)])
-    large = min([await timed_blanks(100_000) for _ in range(2)])
-    assert large <= 3 * small + 0.05, (small, large)
+async def test_a_flood_of_whitespace_only_deltas_is_kept_whole() -> None:
+    """100,000 blank deltas before the first text (the quadratic version took ~7-15 s for 200,000;
+    that the cost stays linear is benchmarks/hot_paths.py's providers.blank_deltas row)."""
+    out = await outcome_for(openai_config(), blank_stream(100_000))
+    assert out.error is None and out.text == " " * 100_000 + "end"
 
 
 # -- the key ------------------------------------------------------------------------------------------

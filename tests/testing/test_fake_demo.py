@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from fakesse import anthropic_blocks, anthropic_events
 
 from desktop.testing import DEMO_MODEL, FakeProvider, demo_responder, start_demo_provider
+from desktop.testing.clock import RecordingClock
 from desktop.testing.demo import DEMO_NOTE_CONTENT, DEMO_NOTE_PATH
 
 WRITE_TOOL = {"name": "write_file", "description": "write", "input_schema": {"type": "object"}}
@@ -108,10 +109,10 @@ def test_demo_without_tools_offered_makes_no_call(client: httpx.Client) -> None:
 
 
 def test_start_demo_provider_drips(client: httpx.Client) -> None:
-    fp = start_demo_provider()
+    clock = RecordingClock()  # the waits are recorded, not spent
+    fp = start_demo_provider(clock=clock)
     try:
         assert DEMO_MODEL in client.get(fp.base_url + "/v1/models", headers={"x-api-key": "x"}).text
-        stamps: list[float] = []
         body = {
             "model": DEMO_MODEL,
             "max_tokens": 100,
@@ -122,16 +123,13 @@ def test_start_demo_provider_drips(client: httpx.Client) -> None:
                 {"role": "user", "content": "c"},
             ],
         }
-        with client.stream("POST", fp.anthropic_base_url + "/v1/messages", json=body) as r:
-            for line in r.iter_lines():
-                if "text_delta" in line:
-                    stamps.append(time.perf_counter())
-                    if len(stamps) == 13:
-                        break
-        rate = 12 / (stamps[-1] - stamps[0])
-        assert 30 < rate < 90  # about 60 tokens per second
+        r = client.post(fp.anthropic_base_url + "/v1/messages", json=body)
     finally:
         fp.stop()
+    deltas = [p for n, p in anthropic_events(r.content) if n == "content_block_delta"]
+    assert len(deltas) > 12
+    # One wait of 1/60 s before each text delta: 60 tokens per second.
+    assert clock.sleeps == pytest.approx([1 / 60] * len(deltas))
 
 
 def test_demo_model_is_priced() -> None:

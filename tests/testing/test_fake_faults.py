@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 
 import httpx
@@ -10,6 +11,7 @@ import pytest
 from fakesse import anthropic_blocks, anthropic_events, openai_chunks, openai_text, parse_sse
 
 from desktop.testing import FakeProvider, Fault, Turn, huge_text
+from desktop.testing.clock import RecordingClock
 
 PROTOCOLS = ["openai", "anthropic"]
 
@@ -140,29 +142,45 @@ def test_drop_with_clean_eof(fp: FakeProvider, client: httpx.Client, protocol: s
     assert client.post(_url(fp, protocol), json=_body()).status_code == 200
 
 
-def test_stall_keeps_socket_open_then_resumes(fp: FakeProvider, client: httpx.Client) -> None:
-    fp.script(Turn(text="abcdefgh", chunk_chars=1, fault=Fault.stall(after_events=3, seconds=0.4)))
-    arrivals: list[tuple[float, bytes]] = []
-    t0 = time.perf_counter()
-    with client.stream("POST", _url(fp, "openai"), json=_body()) as r:
-        for line in r.iter_lines():
-            if line.startswith("data:"):
-                arrivals.append((time.perf_counter() - t0, line.encode()))
-    assert len(arrivals) == 1 + 8 + 3  # role, 8 deltas, finish, usage, [DONE]
-    gaps = [b[0] - a[0] for a, b in zip(arrivals, arrivals[1:], strict=False)]
-    # The stall sits between the 3rd and 4th event. (Not "the largest gap": on a loaded machine another
-    # gap can also be long, which is scheduling, not the fault.)
-    assert gaps[2] >= 0.35
+def test_stall_keeps_socket_open_then_resumes(client: httpx.Client) -> None:
+    # The stall waits on a clock the test holds: it lasts until the test lets it go, however slow the
+    # machine, and the lines that arrive before that were all sent before the stall.
+    clock = RecordingClock(hold=True)
+    with FakeProvider(clock=clock) as fp:
+        fp.script(Turn(text="abcdefgh", chunk_chars=1, fault=Fault.stall(after_events=3, seconds=0.4)))
+        arrivals: list[tuple[bool, str]] = []  # (sent after the stall, data line)
+
+        def read() -> None:
+            with client.stream("POST", _url(fp, "openai"), json=_body()) as r:
+                for line in r.iter_lines():
+                    if line.startswith("data:"):
+                        arrivals.append((released.is_set(), line))
+
+        released = threading.Event()
+        reader = threading.Thread(target=read)
+        reader.start()
+        try:
+            assert clock.wait_held(), "the stall never began"
+            deadline = time.monotonic() + 30  # a hang guard: the three lines were sent before the stall
+            while len(arrivals) < 3 and time.monotonic() < deadline:
+                time.sleep(0.01)
+        finally:
+            released.set()
+            clock.release()
+        reader.join(30)
+    assert not reader.is_alive()
+    assert clock.sleeps == [0.4]  # the stall asked for its seconds, and nothing else waited
+    assert len(arrivals) == 1 + 8 + 3  # role, 8 deltas, finish, usage, [DONE]: the same socket resumed
+    assert [after for after, _ in arrivals] == [False] * 3 + [True] * 9  # held after the 3rd event
 
 
 def test_stall_trips_a_client_read_timeout(fp: FakeProvider) -> None:
-    fp.script(Turn(text="abcdefgh", fault=Fault.stall(after_events=2, seconds=5)))
-    with httpx.Client(timeout=httpx.Timeout(5.0, read=0.2)) as c:
-        t0 = time.perf_counter()
+    # An hour of silence: the client's own 0.2 s read timeout is what ends the request.
+    fp.script(Turn(text="abcdefgh", fault=Fault.stall(after_events=2, seconds=3600)))
+    with httpx.Client(timeout=httpx.Timeout(30.0, read=0.2)) as c:
         with pytest.raises(httpx.ReadTimeout), c.stream("POST", _url(fp, "anthropic"), json=_body()) as r:
             for _ in r.iter_bytes():
                 pass
-        assert time.perf_counter() - t0 < 2.0
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
@@ -202,25 +220,25 @@ def test_huge_chunk(fp: FakeProvider, client: httpx.Client, protocol: str) -> No
     assert max(sizes) == 1_000_000
 
 
-def test_slow_drip_rate(fp: FakeProvider, client: httpx.Client) -> None:
-    fp.script(Turn(text="abcd" * 20, chunk_chars=4, tokens_per_second=100))
-    t0 = time.perf_counter()
-    first = last = 0.0
-    with client.stream("POST", _url(fp, "anthropic"), json=_body()) as r:
-        for line in r.iter_lines():
-            if "text_delta" in line:
-                now = time.perf_counter() - t0
-                first = first or now
-                last = now
-    rate = 19 / (last - first)  # 20 deltas, 19 intervals
-    assert 60 < rate < 130
+def test_slow_drip_rate(client: httpx.Client) -> None:
+    clock = RecordingClock()  # virtual time: each wait is recorded and spent at once
+    with FakeProvider(clock=clock) as fp:
+        fp.script(Turn(text="abcd" * 20, chunk_chars=4, tokens_per_second=100))
+        r = client.post(_url(fp, "anthropic"), json=_body())
+    deltas = [p for n, p in anthropic_events(r.content) if n == "content_block_delta"]
+    assert len(deltas) == 20 and anthropic_blocks(anthropic_events(r.content))[0]["text"] == "abcd" * 20
+    # One wait of 1/100 s before each of the 20 text deltas, nothing else: 100 tokens per second.
+    assert clock.sleeps == pytest.approx([0.01] * 20)
+    assert clock.time() == pytest.approx(0.2)
 
 
-def test_delay_first_byte(fp: FakeProvider, client: httpx.Client) -> None:
-    fp.script(Turn(text="late", delay_first_byte=0.3))
-    t0 = time.perf_counter()
-    r = client.post(_url(fp, "openai"), json=_body())
-    assert r.status_code == 200 and time.perf_counter() - t0 >= 0.28
+def test_delay_first_byte(client: httpx.Client) -> None:
+    clock = RecordingClock()
+    with FakeProvider(clock=clock) as fp:
+        fp.script(Turn(text="late", delay_first_byte=0.3))
+        r = client.post(_url(fp, "openai"), json=_body())
+    assert r.status_code == 200 and openai_text(openai_chunks(r.content)) == "late"
+    assert clock.sleeps == [0.3]
 
 
 def test_faults_on_non_streaming_requests(fp: FakeProvider, client: httpx.Client) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -163,61 +162,78 @@ def search_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == "chatnodes-search_files"]
 
 
-@pytest.mark.anyio
-async def test_cancelled_search_returns_at_once_and_its_thread_ends_quickly(
-    project: Path, tools: dict[str, ChatToolDef], monkeypatch: pytest.MonkeyPatch
-) -> None:
+class HeldReads:
+    """Stands between the search and its file reads: the first read waits for ``release`` (the test
+    stops the search meanwhile); every read is counted, so "stops at the next file" is a count."""
+
+    def __init__(self, real: Callable[[Path], str | None]) -> None:
+        self.real = real
+        self.reading = threading.Event()
+        self.release = threading.Event()
+        self.reads = 0
+
+    def __call__(self, file: Path) -> str | None:
+        self.reads += 1
+        self.reading.set()
+        if not self.release.wait(30):
+            raise TimeoutError("the test never released the read")
+        return self.real(file)
+
+
+def hold_search_reads(project: Path, monkeypatch: pytest.MonkeyPatch) -> HeldReads:
     for i in range(3000):
         (project / f"f{i:04d}.txt").write_text("nothing\n")
-    real_read = _files._read_text_for_search
+    held = HeldReads(_files._read_text_for_search)
+    monkeypatch.setattr(_files, "_read_text_for_search", held)
+    return held
 
-    def slow_read(file: Path) -> str | None:
-        time.sleep(0.005)  # 3000 files: a ~15 s search
-        return real_read(file)
 
-    monkeypatch.setattr(_files, "_read_text_for_search", slow_read)
-
-    async def scenario() -> float:
-        task = asyncio.ensure_future(tools["search_files"].run({"query": "needle"}))
-        await asyncio.sleep(0.3)
-        assert search_threads(), "the search runs in its worker thread"
-        started = time.perf_counter()
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        return time.perf_counter() - started
-
-    assert await scenario() < 0.1
-    deadline = time.perf_counter() + 0.5
-    while search_threads() and time.perf_counter() < deadline:
-        time.sleep(0.01)
+def join_search_threads() -> None:
+    for thread in search_threads():
+        thread.join(30)  # a hang guard: released, a cancelled search ends at its next check
     assert search_threads() == []
 
 
 @pytest.mark.anyio
+async def test_cancelled_search_returns_at_once_and_its_thread_stops_at_the_next_file(
+    project: Path, tools: dict[str, ChatToolDef], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    held = hold_search_reads(project, monkeypatch)
+    task = asyncio.ensure_future(tools["search_files"].run({"query": "needle"}))
+    assert await asyncio.to_thread(held.reading.wait, 30), "the search never read a file"
+    assert search_threads(), "the search runs in its worker thread"
+    task.cancel()
+    # The worker thread is still held inside its first read: the task ending proves it was not awaited.
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 30)
+    assert held.reads == 1 and search_threads()
+    held.release.set()
+    join_search_threads()
+    assert held.reads == 1  # the cancel flag was checked before the next of the 3,000 files
+
+
+@pytest.mark.anyio
 async def test_closing_never_waits_for_an_abandoned_tool_thread() -> None:
-    release = threading.Event()
+    release, entered = threading.Event(), threading.Event()
 
     def stubborn(cancel: threading.Event) -> str:
-        release.wait(10)  # ignores its cancel flag
+        entered.set()
+        release.wait(30)  # ignores its cancel flag
         return "late"
 
-    async def scenario() -> None:
-        task = asyncio.ensure_future(run_in_worker(stubborn, name="stubborn"))
-        await asyncio.sleep(0.05)
-        task.cancel()
+    task = asyncio.ensure_future(run_in_worker(stubborn, name="stubborn"))
+    assert await asyncio.to_thread(entered.wait, 30)
+    task.cancel()
+    try:
+        # asyncio.to_thread would make this wait for the thread, which only the test can release.
         with pytest.raises(asyncio.CancelledError):
-            await task
-
-    started = time.perf_counter()
-    await scenario()  # asyncio.to_thread would make this wait for the thread (10 s)
-    elapsed = time.perf_counter() - started
-    release.set()
-    assert elapsed < 1.0
-    thread = next((t for t in threading.enumerate() if t.name == "chatnodes-stubborn"), None)
-    assert thread is None or thread.daemon
-    if thread is not None:
-        thread.join(2)
+            await asyncio.wait_for(task, 30)
+        thread = next(t for t in threading.enumerate() if t.name == "chatnodes-stubborn")
+        assert thread.is_alive() and thread.daemon  # still held, and cannot keep the process alive
+    finally:
+        release.set()
+    thread.join(30)
+    assert not thread.is_alive()
 
 
 @pytest.mark.anyio
@@ -249,15 +265,7 @@ class _SearchOnce:
 async def test_stopping_a_run_during_a_long_search_returns_at_once(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for i in range(3000):
-        (project / f"f{i:04d}.txt").write_text("nothing\n")
-    real_read = _files._read_text_for_search
-
-    def slow_read(file: Path) -> str | None:
-        time.sleep(0.005)
-        return real_read(file)
-
-    monkeypatch.setattr(_files, "_read_text_for_search", slow_read)
+    held = hold_search_reads(project, monkeypatch)
     events: list[ChatEvent] = []
     config = ProviderConfig(id="fake", name="Fake", api="openai", base_url="http://127.0.0.1:9", model="m")
     runtime = create_chat_runtime(ChatRuntimeDeps(
@@ -266,26 +274,16 @@ async def test_stopping_a_run_during_a_long_search_returns_at_once(
         tools_for=lambda _req: project_tools(project),
         driver_for=lambda _cfg: _SearchOnce(),
     ))
-
-    async def scenario() -> tuple[ChatSendResult, float]:
-        task = asyncio.ensure_future(runtime.send(ChatSendRequest("n1", [ChatMessage("u", "user", "go", 0)])))
-        for _ in range(300):
-            if search_threads():
-                break
-            await asyncio.sleep(0.01)
-        assert search_threads(), "the search started"
-        started = time.perf_counter()
+    task = asyncio.ensure_future(runtime.send(ChatSendRequest("n1", [ChatMessage("u", "user", "go", 0)])))
+    try:
+        assert await asyncio.to_thread(held.reading.wait, 30), "the search never started"
         runtime.stop("n1")
-        result = await task
-        return result, time.perf_counter() - started
-
-    started = time.perf_counter()
-    result, stop_delay = await scenario()
-    assert time.perf_counter() - started < 5  # the whole search would take ~15 s
-    assert result.stop_reason == "stopped" and stop_delay < 0.2
+        # The search is held inside its first read: the run ending proves the stop did not wait for it.
+        result: ChatSendResult = await asyncio.wait_for(task, 30)
+    finally:
+        held.release.set()
+    assert result.stop_reason == "stopped"
     finished = [e for e in events if isinstance(e, ToolCallFinished)]
     assert [(f.call.id, f.call.status) for f in finished] == [("c1", "skipped")]
-    deadline = time.perf_counter() + 0.5
-    while search_threads() and time.perf_counter() < deadline:
-        time.sleep(0.01)
-    assert search_threads() == []
+    join_search_threads()
+    assert held.reads == 1  # and the thread stopped at its next file, not after 3,000

@@ -61,7 +61,7 @@ def qloop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
         # Let the cancelled tasks run their cleanup (an httpx stream closes its response), then close
         # the async generators still suspended on this loop: finalized later by the garbage
         # collector, outside any loop, httpcore's cleanup fails (sniffio: no async library).
-        deadline = time.monotonic() + 5.0
+        deadline = time.monotonic() + 30.0  # a hang guard: the loop ends as soon as they are done
         while any(not t.done() for t in pending) and time.monotonic() < deadline:
             qapp.processEvents()
         closing = loop.create_task(loop.shutdown_asyncgens())  # what asyncio.Runner does at exit

@@ -82,7 +82,7 @@ def test_the_signal_reaches_a_listener_connected_later_and_none_after_it_left(qt
 
     bridge.event_received.connect(listener)
     bridge.broadcast("a", Delta("1"))
-    with qtbot.waitSignal(bridge.event_received, timeout=1000) as blocker:
+    with qtbot.waitSignal(bridge.event_received, timeout=10_000) as blocker:
         bridge.broadcast("b", Delta("2"))
     assert blocker.args == ["b", Delta("2")]
     bridge.event_received.disconnect(listener)

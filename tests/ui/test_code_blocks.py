@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -138,13 +137,15 @@ def test_copy_buttons_follow_streamed_and_replaced_content(qtbot: Any) -> None:
     assert len(buttons) == 2 and codes == ["let a = 1;", "let b = 2;"]
 
 
-def test_a_5000_line_block_is_highlighted_once_in_reasonable_time(qapp: Any) -> None:
+def test_a_5000_line_block_is_highlighted_whole(qapp: Any) -> None:
+    """Every line coloured, the text kept exactly (the time is benchmarks/hot_paths.py's code.highlight
+    row, against Pygments' own HTML formatter)."""
     code = "\n".join(f"def f{i}(x):\n    return x * {i}  # line {i}" for i in range(2500))
-    t0 = time.perf_counter()
     pre = highlight_code(code, "python", dark=False)
-    elapsed = time.perf_counter() - t0
-    print(f"highlighting 5,000 lines ({len(code) // 1024} KiB): {elapsed * 1000:.0f} ms")
-    assert pre.count("<span") > 5000 and elapsed < 5.0
+    assert pre.count("<span") > 5000
+    doc = QTextDocument()
+    doc.setHtml(pre)
+    assert doc.toPlainText() == code
 
 
 def test_blank_first_and_last_lines_of_a_code_block_are_kept(qapp: Any) -> None:

@@ -83,7 +83,7 @@ def test_a_qt_slot_exception_is_reported(qtbot: Any, reporter: Any, qloop: async
         raise RuntimeError(f"slot failed with {SECRET}")
 
     QTimer.singleShot(0, boom)
-    qtbot.waitUntil(lambda: bool(shown.texts), timeout=3000)
+    qtbot.waitUntil(lambda: bool(shown.texts), timeout=10_000)
     assert shown.texts == ["RuntimeError: slot failed with ***"]
 
 
@@ -98,7 +98,7 @@ def test_a_worker_thread_exception_is_reported_on_the_gui_thread(qtbot: Any, rep
     worker = threading.Thread(target=work, name="worker")
     worker.start()
     worker.join(5)
-    qtbot.waitUntil(lambda: bool(shown.texts), timeout=3000)
+    qtbot.waitUntil(lambda: bool(shown.texts), timeout=10_000)
     assert shown.texts == ["OSError: worker failed with ***"]
     assert shown.threads == [threading.get_ident()]  # the banner is shown from the GUI thread
 
@@ -112,7 +112,7 @@ def test_an_asyncio_callback_exception_is_reported_but_not_a_cancellation(
         raise KeyError(SECRET)
 
     qloop.call_soon(callback)
-    qtbot.waitUntil(lambda: bool(shown.texts), timeout=3000)
+    qtbot.waitUntil(lambda: bool(shown.texts), timeout=10_000)
     assert shown.texts == ["KeyError: '***'"]
     qloop.call_exception_handler({"message": "cancelled", "exception": asyncio.CancelledError()})
     assert len(shown.texts) == 1  # a cancellation goes to the loop's default handler, not to the user

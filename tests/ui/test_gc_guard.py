@@ -44,7 +44,7 @@ def test_collects_cycles_on_the_gui_thread_only(qtbot: Any) -> None:
         assert ref() is not None, "a collection ran off the GUI thread"
 
         keep = [[] for _ in range(gc.get_threshold()[0] + 10)]  # pass generation 0's threshold
-        qtbot.waitUntil(lambda: ref() is None, timeout=3000)
+        qtbot.waitUntil(lambda: ref() is None, timeout=10_000)
         keep.clear()
         assert set(_Node.finalized_on) == {threading.main_thread().name}
     finally:

@@ -3,7 +3,6 @@ names the server, never a stuck node; images and long results reach the tool car
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +15,32 @@ from desktop.testing import FakeProvider, ToolCallSpec, Turn
 pytest_plugins = ["test_app_support"]  # fixtures: fake, make_context, open_window
 
 
-@pytest.fixture
-def window(open_window: Any, fake: FakeProvider, tmp_path: Path, qtbot: Any) -> Any:
+def _window(open_window: Any, fake: FakeProvider, tmp_path: Path, qtbot: Any, timeout_s: float) -> Any:
     config = tmp_path / "config"
-    write_mcp_settings(config, fake, {"local": stdio_entry(approval="never", timeout_s=2)})
+    write_mcp_settings(config, fake, {"local": stdio_entry(approval="never", timeout_s=timeout_s)})
     win = open_window(tmp_path / "project", config)
     wait_ready(qtbot, win, "local")
     return win
+
+
+@pytest.fixture
+def window(open_window: Any, fake: FakeProvider, tmp_path: Path, qtbot: Any) -> Any:
+    """A window whose MCP calls time out after 2 s (the timeout test's subject)."""
+    return _window(open_window, fake, tmp_path, qtbot, timeout_s=2)
+
+
+@pytest.fixture
+def patient_window(open_window: Any, fake: FakeProvider, tmp_path: Path, qtbot: Any) -> Any:
+    """A window whose MCP calls may take an hour: only a stop can end them."""
+    return _window(open_window, fake, tmp_path, qtbot, timeout_s=3600)
+
+
+def marker_text(marker: Path) -> str | None:
+    """What the stdio test server's ``slow`` tool wrote to ``marker`` (atomically), or None."""
+    try:
+        return marker.read_text()
+    except FileNotFoundError:
+        return None
 
 
 def calls(node: Any) -> list[Any]:
@@ -33,22 +51,21 @@ def last_call(node: Any) -> Any:
     return calls(node)[-1]
 
 
-def test_stop_cancels_a_running_call_within_a_second(qtbot: Any, window: Any, fake: FakeProvider,
-                                                     tmp_path: Path) -> None:
+def test_stop_cancels_a_running_call(qtbot: Any, patient_window: Any, fake: FakeProvider,
+                                     tmp_path: Path) -> None:
     marker = tmp_path / "slow.marker"
-    node = window.nodes()[0]
-    fake.script(Turn(tool_calls=[ToolCallSpec("mcp__local__slow", {"seconds": 1.5, "marker": str(marker)})]))
+    node = patient_window.nodes()[0]
+    # The tool sleeps an hour and the call may wait that long: the run ending at all is the stop's work.
+    fake.script(Turn(tool_calls=[ToolCallSpec("mcp__local__slow", {"seconds": 3600, "marker": str(marker)})]))
     node.submit("go slow")
-    qtbot.waitUntil(lambda: bool(calls(node)) and last_call(node).status == "running", timeout=10_000)
-    qtbot.wait(150)  # the call reached the server
-    started = time.monotonic()
-    with qtbot.waitSignal(node.run_finished, timeout=5_000):
+    qtbot.waitUntil(lambda: marker_text(marker) == "started", timeout=30_000)  # the call reached the server
+    assert last_call(node).status == "running"
+    with qtbot.waitSignal(node.run_finished, timeout=30_000):
         node.stop()
-    assert time.monotonic() - started < 1.0
     assert last_call(node).status == "skipped"
     assert not node.is_busy()
-    qtbot.waitUntil(marker.exists, timeout=5_000)  # the server was told (notifications/cancelled)
-    assert marker.read_text() != "finished"
+    # The server was told (notifications/cancelled): its handler was interrupted, not left to finish.
+    qtbot.waitUntil(lambda: marker_text(marker) == "CancelledError", timeout=30_000)
 
 
 def test_timeout_and_crash_name_the_server(

@@ -70,7 +70,7 @@ def test_transcript_turns_a_card_decision_into_its_decision_signal(qtbot: Any) -
     card = transcript.card_for("c1")
     assert card is not None and card.permission is not None
     assert transcript.pending_permission_cards() == [card]
-    with qtbot.waitSignal(transcript.decision, timeout=1000) as got:
+    with qtbot.waitSignal(transcript.decision, timeout=10_000) as got:
         qtbot.mouseClick(card.findChild(QPushButton, "denyButton"), Qt.MouseButton.LeftButton)
     assert got.args == ["c1", "deny"]
     transcript.mark_decided("c1", "deny")

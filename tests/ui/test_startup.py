@@ -151,7 +151,7 @@ def test_a_window_whose_services_never_loaded_closes_at_once(
     window = deferred_window(tmp_path / "config")
     node = window.nodes()[0]
     node.set_title("Renamed before closing")
-    with qtbot.waitSignal(window.closed, timeout=1000):
+    with qtbot.waitSignal(window.closed, timeout=10_000):
         window.close()
     assert window.is_shut_down()  # synchronously: nothing was there to await
     store = ProjectStore(tmp_path / "proj")

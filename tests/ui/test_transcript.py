@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from test_chat_node_support import NodeEnv, make_env, notes_state  # noqa: F401
@@ -30,13 +29,11 @@ def big_state(n: int) -> Any:
     return state
 
 
-def test_open_2000_messages_is_fast_and_lazy(qtbot: Any, make_env: Any) -> None:
-    t0 = time.perf_counter()
+def test_open_2000_messages_is_lazy(qtbot: Any, make_env: Any) -> None:
+    """Only the newest messages are built on open (the time to first paint is benchmarks/open_nodes.py's
+    open.node row, budget 300 ms)."""
     env: NodeEnv = make_env(big_state(2000))
     qtbot.waitExposed(env.node)
-    elapsed = time.perf_counter() - t0
-    print(f"open 2000 messages to first paint: {elapsed * 1000:.0f} ms")
-    assert elapsed < 1.5
     transcript = env.node.transcript
     assert len(transcript.views()) == EAGER_MESSAGES
     assert transcript.unloaded_count() == 2000 - EAGER_MESSAGES
@@ -56,12 +53,12 @@ def test_deltas_render_once_per_frame(qtbot: Any, make_env: Any) -> None:
     renders: list[int] = []
     node.transcript.rendered.connect(lambda: renders.append(1))
     parts = [f"word{i} " for i in range(400)]
-    t0 = time.perf_counter()
     for p in parts:
         env.bridge.broadcast(node.node_id, Delta(p, message_id="live-1"))
     env.bridge.broadcast("someone-else", Delta("not mine", message_id="x"))
-    elapsed = time.perf_counter() - t0
-    assert renders == []  # nothing rendered synchronously per delta
+    assert renders == []  # nothing rendered synchronously per delta...
+    # ...while the conversation took every delta at once, and only this node's.
+    assert [(m.id, m.content) for m in node.conversation.messages] == [("live-1", "".join(parts))]
     qtbot.waitUntil(lambda: bool(renders))
     view = node.transcript.view_for("live-1")
     assert isinstance(view, AssistantMessageView)
@@ -70,7 +67,6 @@ def test_deltas_render_once_per_frame(qtbot: Any, make_env: Any) -> None:
     env.bridge.broadcast(node.node_id, Done("end_turn", message_id="live-1"))
     assert view.toPlainText().strip() == "".join(parts).strip()
     assert node.conversation.messages[-1].content == "".join(parts)
-    print(f"400 deltas applied in {elapsed * 1000:.1f} ms")
 
 
 def test_node_subscribes_to_its_own_events_and_unsubscribes_on_shutdown(qtbot: Any, make_env: Any) -> None:
@@ -133,8 +129,10 @@ def test_the_text_keeps_its_width_when_an_answer_first_overflows(qtbot: Any, mak
     width = view.width()
     widths = {width}
     for i in range(60):
-        env.bridge.broadcast(node.node_id, Delta(f"Line {i} of a long answer.\n\n", message_id="live-1"))
-        qtbot.wait(2)
+        # Each delta is rendered before the next one comes (a render per delta: the width is checked
+        # after every growth step, overflowing included).
+        with qtbot.waitSignal(node.transcript.rendered, timeout=10_000):
+            env.bridge.broadcast(node.node_id, Delta(f"Line {i} of a long answer.\n\n", message_id="live-1"))
         widths.add(view.width())
     env.bridge.broadcast(node.node_id, Done("end_turn", message_id="live-1"))
     qtbot.waitUntil(lambda: bar.maximum() > 0 and not node.transcript.is_rendering())

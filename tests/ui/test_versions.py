@@ -17,7 +17,7 @@ from desktop.core.chat.conversation import Conversation, append_message
 from desktop.core.chat.types import ToolCall
 from desktop.core.chat.versions import FORKED_FROM_KEY, versions_at
 from desktop.core.project import new_node_state
-from desktop.testing import FakeProvider, Turn
+from desktop.testing import FakeProvider, Fault, Turn
 from desktop.ui.node.chat_node import ChatNodeWidget
 from desktop.ui.transcript.actions import BUSY_TOOLTIP
 from desktop.ui.transcript.views import MessageView
@@ -41,7 +41,7 @@ def child(widget: QWidget, cls: type, name: str) -> Any:
 
 
 def click(qtbot: Any, button: QWidget) -> None:
-    qtbot.waitUntil(button.isVisible, timeout=2000)  # a view built by a flush is shown by its layout
+    qtbot.waitUntil(button.isVisible, timeout=10_000)  # a view built by a flush is shown by its layout
     assert button.isEnabled(), f"{button.objectName()} is disabled"
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
 
@@ -106,7 +106,7 @@ def test_keys_ctrl_enter_sends_esc_cancels_up_edits_the_last_message(qtbot: Any,
     last_user = view_of(node, 2)
     editor = child(last_user, QPlainTextEdit, "messageEditor")
     # A run this fast ends before its first frame: the views built at its end show one loop pass later.
-    qtbot.waitUntil(editor.isVisible, timeout=1000)
+    qtbot.waitUntil(editor.isVisible, timeout=10_000)
     assert editor.toPlainText() == "two"
     qtbot.keyClick(editor, Qt.Key.Key_Escape)
     assert not editor.isVisible() and last_user.bubble.isVisible()
@@ -153,7 +153,8 @@ def test_regenerate_gets_a_new_answer_and_counts_both(qtbot: Any, make_env: Any)
 def test_busy_disables_edit_regenerate_and_switch_with_a_reason(qtbot: Any, make_env: Any) -> None:
     env = make_env()
     node = env.node
-    slow = Turn(text="word " * 300, chunk_chars=5, tokens_per_second=100)
+    # Silent for an hour after 10 events: still streaming whenever the test looks, until it stops it.
+    slow = Turn(text="word " * 300, chunk_chars=5, fault=Fault.stall(after_events=10, seconds=3600))
     env.fake.script(Turn(text="A1"), Turn(text="A2"), slow)
     send(qtbot, env, "q")
     with qtbot.waitSignal(node.run_finished, timeout=10_000):

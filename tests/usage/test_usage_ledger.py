@@ -6,11 +6,9 @@ import datetime as _dt
 import json
 import os
 import random
-import statistics
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -268,18 +266,14 @@ def test_two_processes_appending_at_once_never_interleave_within_a_line(tmp_path
 
 
 @pytest.mark.slow
-def test_a_months_totals_from_100k_lines_is_fast(tmp_path: Path) -> None:
+def test_a_months_totals_from_100k_lines_counts_every_line(tmp_path: Path) -> None:
+    """The benchmark's ledger, counted whole (its time is benchmarks/ledger.py's: ≤ 200 ms)."""
     from benchmarks.ledger import build_ledger
 
     now = _dt.datetime.now()
     path = ledger_path(tmp_path)
     build_ledger(path, 100_000, now)
     start, end = month_range(now)
-    times = []
-    for _ in range(5):
-        began = time.perf_counter()
-        t = totals(path, start, end)
-        times.append(time.perf_counter() - began)
+    t = totals(path, start, end)
     assert t.responses == 100_000 and t.corrupt == 0
-    # The budget is 200 ms (benchmarks/ledger.py measures it); a loaded CI box gets 5× slack here.
-    assert statistics.median(times) < 1.0
+    assert t.usd == pytest.approx(sum(r.usd or 0.0 for r in read_records(path).records))

@@ -141,7 +141,7 @@ def test_the_ledger_benchmark_runs_at_tiny_size() -> None:
     from benchmarks.ledger import measure, run
 
     rows = run(Settings.tiny())
-    assert [r.key for r in rows] == ["ledger.month"]
+    assert [r.key for r in rows] == ["ledger.month", "ledger.tally"]
     assert rows[0].ours and rows[0].baseline and rows[0].budget is not None
     result = measure(500, 3, warmup=0)
     assert result["lines"] == result["responses"] == 500 and len(result["ours_ms"]) == 3

@@ -37,15 +37,23 @@ def echo(text: str) -> str:
     return text
 
 
+def _mark(marker: str, text: str) -> None:
+    """Write ``text`` to the marker file atomically (a reader sees the old text or the new, never half)."""
+    tmp = Path(marker + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, marker)
+
+
 @server.tool()
 async def slow(seconds: float, marker: str) -> str:
-    """Sleep for a while; writes how it ended to the marker file."""
+    """Write "started" to the marker file, sleep for a while, then write how it ended there."""
+    _mark(marker, "started")
     try:
         await anyio.sleep(seconds)
     except BaseException as exc:
-        Path(marker).write_text(type(exc).__name__)
+        _mark(marker, type(exc).__name__)
         raise
-    Path(marker).write_text("finished")
+    _mark(marker, "finished")
     return "slept"
 
 
