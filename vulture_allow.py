@@ -83,3 +83,15 @@ _.length  # QTextLayout.FormatRange.length (textflow)
 _.format  # QTextLayout.FormatRange.format (textflow)
 _.alt  # markdown-it Rule.alt: the rules a block rule may end (md_parser: display maths ends a paragraph)
 _.__cache__  # markdown-it Ruler.__cache__: cleared so its rule chains are compiled again (md_parser)
+
+# Search core (issue 27): the API the search panel, find bar and Recent menu will use, exercised by
+# tests/search and the search benchmark until the UI is wired.
+_.prune  # core.recent.RecentProjects (File → Recent projects: forget missing folders)
+_.is_complete  # core.search.SearchIndex
+_.score  # core.search.SearchHit (BM25 of a "best match" hit)
+_.on_active_path  # core.search.SearchHit
+_.project_saved  # core.search.SearchService: after each save
+_.project_closed
+_.forget_project
+_.rebuild
+_.wait_idle

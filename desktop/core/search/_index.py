@@ -1,0 +1,549 @@
+"""``SearchIndex``: the synchronous index API (one connection, one thread), for the worker, tests and CLI.
+
+Writes are incremental. ``update_project`` takes a project's saved state and touches only what
+changed: a node whose messages, title and archive are as they were at its last update in this
+process is skipped after a comparison of references; a changed node is compared row by row
+(each row's digest), so only new, changed and removed messages reach SQLite. A node's history
+archive is read again only when its file's size or time changed. Nodes missing from the snapshot
+were deleted: their rows go. ``index_folder`` does the same from the files on disk.
+
+A full build (``build_steps``: a missing, replaced or unfinished index, or a rescan after the keys
+changed) walks every known project from disk in small steps, one node per transaction, so a
+search between two steps sees the rows written so far and saves are not held up. It ends by
+merging the FTS segments (faster queries) and marking the index complete.
+
+Errors: a damaged file found while working is moved aside and replaced by an empty index
+(``rebuild_reason`` is set: the caller runs a build); anything else that makes the index unusable
+(read-only folder, locked file, disk full) raises ``SearchUnavailable`` with the reason.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from ..archive import HistoryArchive
+from ..project_format import PROJECT_FILE
+from ._rows import Known, Memo, Row, message_rows
+from ._schema import (
+    INDEX_FILE,
+    IndexDamaged,
+    SearchUnavailable,
+    connect,
+    default_index_dir,
+    describe,
+    get_meta,
+    is_corrupt,
+    open_index,
+    set_meta,
+)
+from ._search import IndexStatus, SearchQuery, SearchResults, run_search
+from ._snapshot import NodeSnapshot, ProjectSnapshot, node_fingerprint, project_key, read_project
+from ._store import Store
+from ._text import Secrets, clean_text
+
+__all__ = [
+    "SearchIndex", "UpdateStats", "Progress", "QueryInterrupted", "search_on", "open_reader", "file_id",
+]
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int, int], None]
+"""``progress(done, total)``: bytes of project files read by a build so far, and in all."""
+_T = TypeVar("_T")
+_CACHE_NODES = 512  # nodes whose last indexed state is remembered (for the cheap "unchanged" check)
+_NodeMemo = tuple[tuple[object, ...], str, Memo]
+"""What is remembered of a node: its fingerprint, its archive's signature and its rows' memo."""
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateStats:
+    """What one write did.
+
+    Attributes:
+        inserted: Message rows added (a changed message counts as removed and added).
+        removed: Message rows removed.
+        nodes: Nodes compared row by row (the others were unchanged).
+        seconds: Wall time.
+    """
+
+    inserted: int = 0
+    removed: int = 0
+    nodes: int = 0
+    seconds: float = 0.0
+
+    def __add__(self, other: UpdateStats) -> UpdateStats:
+        return UpdateStats(self.inserted + other.inserted, self.removed + other.removed,
+                           self.nodes + other.nodes, self.seconds + other.seconds)
+
+
+def _sig(path: Path) -> str:
+    """``size:mtime_ns`` of a file, ``""`` when it is missing."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return ""
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def _project_bytes(folder: Path) -> int:
+    """Bytes a build reads of a project: ``project.json`` and every archive file."""
+    return _size(folder / PROJECT_FILE) + sum(map(_size, HistoryArchive(folder).dir.glob("*.jsonl")))
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+class SearchIndex:
+    """The search index in a folder (see the module doc). Not thread-safe: one thread per object.
+
+    Args:
+        folder: Where the index lives (default: ``<data>/search``, see ``default_index_dir``).
+        secrets: Returns the known API keys; they are removed from every text before it is stored
+            (key-shaped words always are).
+        busy_ms: How long a write waits for another writer (another app instance) before giving up.
+
+    Attributes:
+        folder: The index folder.
+        path: The index file.
+        rebuild_reason: Why a full build is needed (set by ``open`` or when a damaged file was
+            replaced), None when the index is complete.
+    """
+
+    def __init__(
+        self, folder: Path | None = None, *, secrets: Secrets | None = None, busy_ms: int = 5_000
+    ) -> None:
+        self.folder = Path(folder) if folder is not None else default_index_dir()
+        self.path = self.folder / INDEX_FILE
+        self.rebuild_reason: str | None = None
+        self._secrets = secrets
+        self._busy_ms = busy_ms
+        self._conn: sqlite3.Connection | None = None
+        self._store: Store | None = None
+        self._inode: tuple[int, int] | None = None
+        self._seen: OrderedDict[tuple[str, str], _NodeMemo] = OrderedDict()
+        self._nodes_of: dict[str, frozenset[str]] = {}  # project key -> node ids the index holds
+
+    # ------------------------------------------------------------------------------------------
+    # Opening
+
+    def open(self, *, damaged: bool = False) -> str | None:
+        """Open (or create) the index for writing.
+
+        Args:
+            damaged: The file was found damaged: keep it aside and start a new one.
+
+        Returns:
+            Why a full build is needed, or None when the index is complete.
+
+        Raises:
+            SearchUnavailable: The folder or file cannot be used; the reason says why.
+        """
+        self.close()
+        conn, why = open_index(self.folder, busy_ms=self._busy_ms, damaged=damaged)
+        self._conn, self._store = conn, Store(conn)
+        self._inode = self._file_id()
+        self.rebuild_reason = why
+        return why
+
+    def _file_id(self) -> tuple[int, int] | None:
+        return file_id(self.path)
+
+    def close(self) -> None:
+        """Close the connection (the index stays on disk)."""
+        conn, self._conn, self._store = self._conn, None, None
+        self._seen.clear()
+        self._nodes_of.clear()
+        if conn is not None:
+            try:
+                conn.close()
+            except sqlite3.Error as exc:  # pragma: no cover - closing a broken connection
+                log.debug("closing the index: %s", exc)
+
+    def _writer(self) -> Store:
+        """The store, (re)opened when needed: never opened, or the file was replaced or removed
+        (another app instance rebuilt it)."""
+        if self._store is None or self._file_id() != self._inode:
+            self.open()
+        assert self._store is not None
+        return self._store
+
+    def _run(self, work: Callable[[Store], _T]) -> _T:
+        """Run ``work`` in one write transaction; damaged file → replaced (and ``rebuild_reason``
+        set), other failures → ``SearchUnavailable``."""
+        store = self._writer()
+        try:
+            store.begin()
+            try:
+                result = work(store)
+                store.commit()
+            except BaseException:
+                store.rollback()
+                raise
+            return result
+        except sqlite3.DatabaseError as exc:
+            if is_corrupt(exc):
+                log.warning("the search index is damaged (%s); replacing it", exc)
+                self.replace_damaged()
+                raise IndexDamaged("the index was damaged; it is being rebuilt") from None
+            raise SearchUnavailable(describe(exc, self.folder)) from None
+        except OSError as exc:
+            raise SearchUnavailable(describe(exc, self.folder)) from None
+
+    def replace_damaged(self, file_id: tuple[int, int] | None = None) -> None:
+        """Keep the damaged index file aside and start an empty one (``rebuild_reason`` is set).
+
+        Args:
+            file_id: ``(st_dev, st_ino)`` of the file found damaged; when the file now there is
+                another one (already replaced), nothing happens.
+
+        Raises:
+            SearchUnavailable: No new index could be made.
+        """
+        if file_id is not None and self._file_id() != file_id:
+            return
+        self.close()
+        self.open(damaged=True)
+
+    def _known_secrets(self) -> tuple[str, ...]:
+        if self._secrets is None:
+            return ()
+        try:
+            return tuple(s for s in self._secrets() if s)
+        except Exception:  # noqa: BLE001 - a failing key source must not stop indexing
+            log.exception("reading the known keys failed; only key-shaped text is scrubbed")
+            return ()
+
+    # ------------------------------------------------------------------------------------------
+    # Writing
+
+    def _remember(self, key: tuple[str, str], value: _NodeMemo) -> None:
+        self._seen[key] = value
+        self._seen.move_to_end(key)
+        while len(self._seen) > _CACHE_NODES:
+            self._seen.popitem(last=False)
+
+    def forget_cache(self, folder: Path | None = None) -> None:
+        """Drop what is remembered of the nodes of ``folder`` (all when None): the next update
+        compares them row by row. Call it when a project closes (the memory is its messages')."""
+        if folder is None:
+            self._seen.clear()
+            self._nodes_of.clear()
+            return
+        key = project_key(folder)
+        self._nodes_of.pop(key, None)
+        for k in [k for k in self._seen if k[0] == key]:
+            del self._seen[k]
+
+    def _sync_node(self, store: Store, pid: int, node: NodeSnapshot, secrets: tuple[str, ...],
+                   archive: HistoryArchive, memo: Memo | None) -> tuple[int, int, Memo]:
+        """Bring one node's rows in line with ``node`` and its archive.
+
+        Returns:
+            ``(inserted, removed, memo)``: the memo to pass next time (see ``message_rows``).
+        """
+        title = clean_text(node.title, secrets)
+        ref, _, old_sig = store.node(pid, node.node_id, title)
+        sig = _sig(archive.path(node.node_id))
+        wanted: list[Row | Known] = []
+        reread = sig != old_sig
+        if reread:
+            existing = store.rows(ref)
+            messages = archive.read(node.node_id).messages if sig else []
+            wanted += message_rows(messages, archived=True, secrets=secrets)
+            archived_ids = {r.msg_id for r in wanted}
+        else:  # the archived rows stay as they are
+            existing = store.rows(ref, archived=False)
+            archived_ids = store.archived_among(ref, [m.id for m in node.messages])
+        new_memo: Memo = {}
+        wanted += message_rows(node.messages, archived=False, secrets=secrets, skip=archived_ids, memo=memo,
+                               new_memo=new_memo)
+        stale: list[int] = []
+        keep: set[str] = set()
+        fresh: list[Row] = []
+        for item in wanted:
+            old = existing.get(item.msg_id)
+            if old is not None and old[1] == item.digest:
+                keep.add(item.msg_id)
+                continue
+            row = item if isinstance(item, Row) else item.row(secrets)
+            if row is None:
+                continue
+            keep.add(row.msg_id)
+            if old is not None:
+                stale.append(old[0])
+            fresh.append(row)
+        for mid, (rowid, _, was_archived) in existing.items():
+            if mid not in keep and (reread or not was_archived):
+                stale.append(rowid)
+        removed = store.delete(stale)
+        for row in fresh:
+            store.insert(pid, ref, row)
+        if reread:
+            store.set_archive_sig(ref, sig)
+        return len(fresh), removed, new_memo
+
+    def update_project(self, snapshot: ProjectSnapshot) -> UpdateStats:
+        """Bring a project's rows in line with its saved state (see the module doc).
+
+        Raises:
+            SearchUnavailable: The index cannot be written now (the update was not applied).
+        """
+        started = time.perf_counter()
+        folder = snapshot.folder
+        key = project_key(folder)
+        secrets = self._known_secrets()
+        archive = HistoryArchive(folder)
+        pending: list[tuple[NodeSnapshot, tuple[object, ...], str, Memo | None]] = []
+        for node in snapshot.nodes:
+            fingerprint = node_fingerprint(node)
+            sig = _sig(archive.path(node.node_id))
+            seen = self._seen.get((key, node.node_id))
+            if seen is None or seen[0] != fingerprint or seen[1] != sig:
+                pending.append((node, fingerprint, sig, seen[2] if seen is not None else None))
+        memos: list[Memo] = []
+
+        def work(store: Store) -> tuple[int, int]:
+            memos.clear()
+            pid = store.project(key)
+            assert pid is not None
+            known = store.nodes(pid)
+            inserted = removed = 0
+            for node, _, _, memo in pending:
+                i, r, new_memo = self._sync_node(store, pid, node, secrets, archive, memo)
+                inserted, removed = inserted + i, removed + r
+                memos.append(new_memo)
+            present = {n.node_id for n in snapshot.nodes}
+            for node_id, (ref, _, _) in known.items():
+                if node_id not in present:
+                    removed += store.remove_node(ref)
+                    self._seen.pop((key, node_id), None)
+            store.set_project_sig(pid, _sig(folder / PROJECT_FILE))
+            return inserted, removed
+
+        present = frozenset(n.node_id for n in snapshot.nodes)
+        if pending or self._nodes_of.get(key) != present:
+            inserted, removed = self._run(work)
+        else:
+            inserted = removed = 0  # nothing changed, no node was deleted: no transaction
+        self._nodes_of[key] = present
+        for (node, fingerprint, sig, _), memo in zip(pending, memos, strict=True):
+            self._remember((key, node.node_id), (fingerprint, sig, memo))
+        return UpdateStats(inserted, removed, len(pending), time.perf_counter() - started)
+
+    def index_folder(self, folder: Path, *, force: bool = False) -> UpdateStats:
+        """Index the project in ``folder`` from its files (``project.json`` and the archive).
+
+        Nothing is read when ``project.json`` has the size and time it had when the project was last
+        indexed (a save always replaces it, archive appends included), unless ``force``. A folder
+        without ``project.json`` (the project was deleted or moved) loses its rows; a file that
+        cannot be read keeps the rows there are (logged).
+
+        Raises:
+            SearchUnavailable: The index cannot be written now.
+        """
+        sig = _sig(Path(folder) / PROJECT_FILE)
+        key = project_key(folder)
+        if sig and not force:
+            def recorded(store: Store) -> str:
+                pid = store.project(key, create=False)
+                return "" if pid is None else store.project_sig(pid)
+
+            if self._run(recorded) == sig:
+                return UpdateStats()
+        try:
+            snapshot = read_project(folder)
+        except FileNotFoundError:
+            started = time.perf_counter()
+            removed = self.remove_project(folder)
+            return UpdateStats(0, removed, 0, time.perf_counter() - started)
+        except (OSError, ValueError) as exc:
+            log.warning("not indexing %s: %s", folder, exc)
+            return UpdateStats()
+        return self.update_project(snapshot)
+
+    def remove_project(self, folder: Path) -> int:
+        """Remove every row of a project (deleted, or forgotten by the user); returns the count."""
+        key = project_key(folder)
+        self.forget_cache(folder)
+
+        def work(store: Store) -> int:
+            pid = store.project(key, create=False)
+            return 0 if pid is None else store.remove_project(pid)
+
+        return self._run(work)
+
+    def remove_node(self, folder: Path, node_id: str) -> int:
+        """Remove every row of one node (deleted); returns the count."""
+        key = project_key(folder)
+        self._seen.pop((key, node_id), None)
+
+        def work(store: Store) -> int:
+            pid = store.project(key, create=False)
+            info = None if pid is None else store.nodes(pid).get(node_id)
+            return 0 if info is None else store.remove_node(info[0])
+
+        return self._run(work)
+
+    def projects(self) -> list[Path]:
+        """The folders of every indexed project."""
+        return [Path(k) for k in self._run(lambda store: store.project_keys())]
+
+    # ------------------------------------------------------------------------------------------
+    # Full builds
+
+    def build_steps(self, folders: Iterable[Path], *, clear: bool = False) -> Iterator[tuple[int, int]]:
+        """A full build in small steps: each ``next()`` indexes one node (one transaction).
+
+        Every project in ``folders`` and every project already in the index is read from disk;
+        projects whose ``project.json`` is gone lose their rows.
+
+        Args:
+            folders: The known projects (the registry of opened projects).
+            clear: Start from an empty index (else rows are compared and kept when unchanged).
+
+        Yields:
+            ``(done, total)`` in bytes of project files read.
+
+        Raises:
+            SearchUnavailable: The index cannot be written (the build stops; it resumes later).
+        """
+        self._run(lambda store: set_meta(store.conn, "complete", "0"))
+        if clear:
+            self._run(lambda store: store.clear())
+        self.forget_cache()  # the keys may have changed: compare every row
+        keys = dict.fromkeys([project_key(f) for f in folders] + [str(k) for k in self.projects()])
+        sizes = {k: _project_bytes(Path(k)) for k in keys}
+        total = max(1, sum(sizes.values()))
+        done = 0
+        yield done, total
+        for key in keys:
+            folder = Path(key)
+            try:
+                snapshot = read_project(folder)
+            except FileNotFoundError:
+                self.remove_project(folder)
+                done += sizes[key]
+                yield done, total
+                continue
+            except (OSError, ValueError) as exc:
+                log.warning("not indexing %s: %s", folder, exc)
+                done += sizes[key]
+                yield done, total
+                continue
+            project_bytes = _size(folder / PROJECT_FILE)
+            done += project_bytes
+            step = (sizes[key] - project_bytes) / max(1, len(snapshot.nodes))
+            for node in snapshot.nodes:
+                self._build_node(folder, node)
+                done = min(total, done + int(step))
+                yield done, total
+            self.update_project(snapshot)  # removes deleted nodes, records the file signature
+        self._run(lambda store: store.conn.execute("INSERT INTO fts(fts) VALUES('optimize')"))
+        self._run(lambda store: set_meta(store.conn, "complete", "1"))
+        self.rebuild_reason = None
+        yield total, total
+
+    def _build_node(self, folder: Path, node: NodeSnapshot) -> None:
+        key = project_key(folder)
+        secrets = self._known_secrets()
+        archive = HistoryArchive(folder)
+        fingerprint = node_fingerprint(node)
+        sig = _sig(archive.path(node.node_id))
+
+        def work(store: Store) -> Memo:
+            pid = store.project(key)
+            assert pid is not None
+            return self._sync_node(store, pid, node, secrets, archive, None)[2]
+
+        self._remember((key, node.node_id), (fingerprint, sig, self._run(work)))
+
+    def build(
+        self, folders: Iterable[Path], *, clear: bool = False, progress: Progress | None = None
+    ) -> None:
+        """Run ``build_steps`` to the end (tests, the command line)."""
+        for done, total in self.build_steps(folders, clear=clear):
+            if progress is not None:
+                progress(done, total)
+
+    # ------------------------------------------------------------------------------------------
+    # Reading
+
+    def is_complete(self) -> bool:
+        """True when a full build has ended (the index holds every known project)."""
+        return bool(self._run(lambda store: get_meta(store.conn, "complete") == "1"))
+
+    def search(self, query: SearchQuery, status: IndexStatus | None = None) -> SearchResults:
+        """Run a query on this connection (the worker's searches use a reader of their own).
+
+        Raises:
+            SearchUnavailable: The index cannot be read.
+        """
+        store = self._writer()
+        return search_on(store.conn, query, status or IndexStatus("ready"), self.folder)
+
+
+def file_id(path: Path) -> tuple[int, int] | None:
+    """``(st_dev, st_ino)`` of a file (which file a connection has open), None when missing."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def project_ids(conn: sqlite3.Connection, folders: tuple[Path, ...]) -> tuple[int, ...] | None:
+    """The ids of these project folders (None when no folder is given: no filter)."""
+    if not folders:
+        return None
+    keys = [project_key(f) for f in folders]
+    marks = ",".join("?" * len(keys))
+    return tuple(int(r[0]) for r in conn.execute(f"SELECT id FROM projects WHERE path IN ({marks})", keys))
+
+
+class QueryInterrupted(Exception):
+    """A query was stopped by ``Connection.interrupt()`` (a newer query replaced it)."""
+
+
+def search_on(
+    conn: sqlite3.Connection, query: SearchQuery, status: IndexStatus, folder: Path
+) -> SearchResults:
+    """Run ``query`` on ``conn``, turning SQLite failures into ``SearchUnavailable``.
+
+    Raises:
+        IndexDamaged: The file is damaged (the writer replaces it).
+        SearchUnavailable: The index cannot be read.
+        QueryInterrupted: The connection was interrupted.
+    """
+    try:
+        return run_search(conn, query, project_ids(conn, query.projects), status)
+    except sqlite3.Error as exc:
+        if isinstance(exc, sqlite3.OperationalError) and "interrupt" in str(exc):
+            raise QueryInterrupted() from None
+        if is_corrupt(exc):
+            raise IndexDamaged("the index is damaged; it is being rebuilt") from None
+        raise SearchUnavailable(describe(exc, folder)) from None
+
+
+
+
+def open_reader(folder: Path, *, busy_ms: int = 1_000) -> sqlite3.Connection | None:
+    """A read-only connection to the index in ``folder``, or None when there is no index yet."""
+    path = folder / INDEX_FILE
+    if not path.exists():
+        return None
+    try:
+        return connect(path, busy_ms=busy_ms, read_only=True)
+    except sqlite3.Error as exc:
+        raise SearchUnavailable(describe(exc, folder)) from None
