@@ -28,6 +28,8 @@ BENCHMARKS: dict[str, str] = {
     "cap": "benchmarks.cap",
     # A month's totals from a 100,000-line usage ledger (DESIGN.md §7: ≤ 200 ms).
     "ledger": "benchmarks.ledger",
+    # Full-text search over 100,000 messages: build, gaps, queries, size, one new message (issue 27).
+    "search": "benchmarks.search",
 }
 
 
