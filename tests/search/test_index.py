@@ -258,3 +258,18 @@ def test_forgetting_a_closed_project_makes_the_next_update_compare_rows(
     index.forget_cache(a)
     again = index.update_project(project)
     assert (again.nodes, again.inserted, again.removed) == (2, 0, 0)  # compared, nothing written
+
+
+def test_idle_upkeep_merges_until_nothing_is_left(
+    index: SearchIndex, two_projects: tuple[Path, Path]
+) -> None:
+    assert not index.maintain()  # nothing written yet
+    a, b = two_projects
+    index.index_folder(a)
+    index.index_folder(b)
+    rounds = 0
+    while index.maintain(budget_s=0.0):  # one merge step per call
+        rounds += 1
+        assert rounds < 1_000
+    assert not index.maintain()
+    assert _ids(index, "parser") == ["u3", "u1"]

@@ -4,6 +4,7 @@ status through callbacks; searches keep working while it builds; an unusable fol
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -17,7 +18,10 @@ from desktop.core.project import ProjectStore
 from desktop.core.recent import RecentProjects
 from desktop.core.search import (
     INDEX_FILE,
+    Facets,
     IndexStatus,
+    NodeSnapshot,
+    ProjectSnapshot,
     SearchIndex,
     SearchQuery,
     SearchResults,
@@ -286,3 +290,46 @@ def test_a_rebuild_scrubs_a_key_added_later_and_closing_a_project_forgets_its_me
     service.rebuild(clear=True)
     assert service.wait_idle(WAIT)
     assert [h.message_id for h in ask(service, "albatross").hits] == ["u1"]
+
+
+def test_filters_values_and_a_sweep_at_start_that_drops_deleted_projects(
+    tmp_path: Path, project: Path, service_factory: list[SearchService]
+) -> None:
+    other = tmp_path / "other"
+    save(other, node("n9", "Gone", [msg("u9", "assistant", "the gannet", 2, model="gpt-4.1")]))
+    index = SearchIndex(tmp_path / "index")
+    index.open()
+    index.build([project, other])
+    index.close()
+    shutil.rmtree(other)  # deleted while the app was closed
+    service = SearchService(tmp_path / "index", known_projects=lambda: [project])
+    service_factory.append(service)
+    service.start()
+    assert service.wait_idle(WAIT)
+    got: list[Facets] = []
+    done = threading.Event()
+    service.facets(lambda f: (got.append(f), done.set()))
+    assert done.wait(WAIT)
+    assert got[0].projects == (project.resolve(),) and got[0].models == ()
+    assert ask(service, "gannet").hits == ()
+
+
+def test_a_job_that_fails_is_dropped_and_the_indexer_goes_on(
+    tmp_path: Path, project: Path, service_factory: list[SearchService], caplog: pytest.LogCaptureFixture
+) -> None:
+    service = SearchService(tmp_path / "index", known_projects=lambda: [project])
+    service_factory.append(service)
+    service.start()
+    assert service.wait_idle(WAIT)
+    broken = ProjectSnapshot(project, (NodeSnapshot("n1", "First", (None,)),))  # type: ignore[arg-type]
+    service.project_saved(broken)  # a bug elsewhere hands over something that is not a message
+    assert service.wait_idle(WAIT)
+    assert "a search index job failed" in caplog.text
+    store = ProjectStore(project)
+    live = store.load()
+    append_message(live.nodes[0].conversation, "assistant", "the shag")
+    store.save(live)
+    store.release()
+    service.project_saved(snapshot_project(project, live))
+    assert service.wait_idle(WAIT) and service.status == IndexStatus("ready")
+    assert ask(service, "shag").hits

@@ -29,7 +29,9 @@ from __future__ import annotations
 
 from ..chat.locate import VersionStep, activate_message, version_path, walk_versions
 from ._index import SearchIndex, UpdateStats
+from ._projectfile import read_project
 from ._query import MIN_PREFIX, Term, match_expression, parse_query
+from ._read import Facets
 from ._schema import (
     DATA_DIR_ENV,
     INDEX_FILE,
@@ -40,11 +42,12 @@ from ._schema import (
 )
 from ._search import MAX_LIMIT, IndexStatus, Order, SearchHit, SearchQuery, SearchResults
 from ._service import RETRY_SECONDS, SearchService
-from ._snapshot import NodeSnapshot, ProjectSnapshot, read_project, snapshot_project
+from ._snapshot import NodeSnapshot, ProjectSnapshot, snapshot_project
 from ._snippet import SNIPPET_CHARS, Snippet, make_snippet, match_spans
 
 __all__ = [
     "DATA_DIR_ENV",
+    "Facets",
     "INDEX_FILE",
     "MAX_LIMIT",
     "MIN_PREFIX",

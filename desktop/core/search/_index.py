@@ -31,12 +31,14 @@ from typing import TypeVar
 
 from ..archive import HistoryArchive
 from ..project_format import PROJECT_FILE
+from ._pace import Pacer
+from ._projectfile import read_project
+from ._read import Facets, file_id, read_facets, search_on
 from ._rows import Known, Memo, Row, message_rows
 from ._schema import (
     INDEX_FILE,
     IndexDamaged,
     SearchUnavailable,
-    connect,
     default_index_dir,
     describe,
     get_meta,
@@ -44,20 +46,22 @@ from ._schema import (
     open_index,
     set_meta,
 )
-from ._search import IndexStatus, SearchQuery, SearchResults, run_search
-from ._snapshot import NodeSnapshot, ProjectSnapshot, node_fingerprint, project_key, read_project
-from ._store import Store
+from ._search import IndexStatus, SearchQuery, SearchResults
+from ._snapshot import NodeSnapshot, ProjectSnapshot, node_fingerprint, project_key
+from ._store import NodeInfo, Store
 from ._text import Secrets, clean_text
 
-__all__ = [
-    "SearchIndex", "UpdateStats", "Progress", "QueryInterrupted", "search_on", "open_reader", "file_id",
-]
+__all__ = ["SearchIndex", "UpdateStats", "Progress"]
 
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]
 """``progress(done, total)``: bytes of project files read by a build so far, and in all."""
 _T = TypeVar("_T")
+_MERGE_PAGES = 500  # pages of FTS segment merging per step of the idle upkeep (~10 ms)
+_CHECKPOINT_COMMITS = 64  # a checkpoint resets the log: the next commit pays a sync (~2 ms), so not each time
+MAINTAIN_BUDGET_S = 0.05
+"""How long one idle upkeep (``maintain``) merges at most (seconds)."""
 _CACHE_NODES = 512  # nodes whose last indexed state is remembered (for the cheap "unchanged" check)
 _NodeMemo = tuple[tuple[object, ...], str, Memo]
 """What is remembered of a node: its fingerprint, its archive's signature and its rows' memo."""
@@ -134,6 +138,9 @@ class SearchIndex:
         self._inode: tuple[int, int] | None = None
         self._seen: OrderedDict[tuple[str, str], _NodeMemo] = OrderedDict()
         self._nodes_of: dict[str, frozenset[str]] = {}  # project key -> node ids the index holds
+        self._pace = Pacer()
+        self._commits = 0  # since the last checkpoint
+        self._unmerged = False  # written since the upkeep last found nothing to merge
 
     # ------------------------------------------------------------------------------------------
     # Opening
@@ -161,7 +168,9 @@ class SearchIndex:
         return file_id(self.path)
 
     def close(self) -> None:
-        """Close the connection (the index stays on disk)."""
+        """Close the connection (the index stays on disk, its log checkpointed)."""
+        if self._commits:
+            self.checkpoint()
         conn, self._conn, self._store = self._conn, None, None
         self._seen.clear()
         self._nodes_of.clear()
@@ -191,6 +200,8 @@ class SearchIndex:
             except BaseException:
                 store.rollback()
                 raise
+            self._commits += 1
+            self._unmerged = True
             return result
         except sqlite3.DatabaseError as exc:
             if is_corrupt(exc):
@@ -261,14 +272,14 @@ class SearchIndex:
         if reread:
             existing = store.rows(ref)
             messages = archive.read(node.node_id).messages if sig else []
-            wanted += message_rows(messages, archived=True, secrets=secrets)
+            wanted += message_rows(messages, archived=True, secrets=secrets, pace=self._pace.tick)
             archived_ids = {r.msg_id for r in wanted}
         else:  # the archived rows stay as they are
             existing = store.rows(ref, archived=False)
             archived_ids = store.archived_among(ref, [m.id for m in node.messages])
         new_memo: Memo = {}
         wanted += message_rows(node.messages, archived=False, secrets=secrets, skip=archived_ids, memo=memo,
-                               new_memo=new_memo)
+                               new_memo=new_memo, pace=self._pace.tick)
         stale: list[int] = []
         keep: set[str] = set()
         fresh: list[Row] = []
@@ -290,23 +301,33 @@ class SearchIndex:
         removed = store.delete(stale)
         for row in fresh:
             store.insert(pid, ref, row)
+            self._pace.tick()
         if reread:
             store.set_archive_sig(ref, sig)
         return len(fresh), removed, new_memo
 
-    def update_project(self, snapshot: ProjectSnapshot) -> UpdateStats:
+    def update_project(self, snapshot: ProjectSnapshot, *, remember: bool = True) -> UpdateStats:
         """Bring a project's rows in line with its saved state (see the module doc).
+
+        Args:
+            snapshot: The project as saved.
+            remember: Keep what the nodes were (references to their messages) to skip unchanged
+                nodes next time: for the projects open in the app, not for ones read from disk.
 
         Raises:
             SearchUnavailable: The index cannot be written now (the update was not applied).
         """
         started = time.perf_counter()
+        self._pace.start(grace=remember)  # a save's update is short: no rests unless it is not
         folder = snapshot.folder
         key = project_key(folder)
         secrets = self._known_secrets()
         archive = HistoryArchive(folder)
         pending: list[tuple[NodeSnapshot, tuple[object, ...], str, Memo | None]] = []
         for node in snapshot.nodes:
+            if not remember:
+                pending.append((node, (), "", None))
+                continue
             fingerprint = node_fingerprint(node)
             sig = _sig(archive.path(node.node_id))
             seen = self._seen.get((key, node.node_id))
@@ -324,12 +345,7 @@ class SearchIndex:
                 i, r, new_memo = self._sync_node(store, pid, node, secrets, archive, memo)
                 inserted, removed = inserted + i, removed + r
                 memos.append(new_memo)
-            present = {n.node_id for n in snapshot.nodes}
-            for node_id, (ref, _, _) in known.items():
-                if node_id not in present:
-                    removed += store.remove_node(ref)
-                    self._seen.pop((key, node_id), None)
-            store.set_project_sig(pid, _sig(folder / PROJECT_FILE))
+            removed += self._drop_missing_nodes(store, pid, key, known, snapshot)
             return inserted, removed
 
         present = frozenset(n.node_id for n in snapshot.nodes)
@@ -338,9 +354,22 @@ class SearchIndex:
         else:
             inserted = removed = 0  # nothing changed, no node was deleted: no transaction
         self._nodes_of[key] = present
-        for (node, fingerprint, sig, _), memo in zip(pending, memos, strict=True):
-            self._remember((key, node.node_id), (fingerprint, sig, memo))
+        if remember:
+            for (node, fingerprint, sig, _), memo in zip(pending, memos, strict=True):
+                self._remember((key, node.node_id), (fingerprint, sig, memo))
         return UpdateStats(inserted, removed, len(pending), time.perf_counter() - started)
+
+    def _drop_missing_nodes(self, store: Store, pid: int, key: str, known: dict[str, NodeInfo],
+                            snapshot: ProjectSnapshot) -> int:
+        """Remove the nodes the snapshot no longer has (deleted) and record the file's signature."""
+        present = {n.node_id for n in snapshot.nodes}
+        removed = 0
+        for node_id, (ref, _, _) in known.items():
+            if node_id not in present:
+                removed += store.remove_node(ref)
+                self._seen.pop((key, node_id), None)
+        store.set_project_sig(pid, _sig(snapshot.folder / PROJECT_FILE))
+        return removed
 
     def index_folder(self, folder: Path, *, force: bool = False) -> UpdateStats:
         """Index the project in ``folder`` from its files (``project.json`` and the archive).
@@ -362,8 +391,9 @@ class SearchIndex:
 
             if self._run(recorded) == sig:
                 return UpdateStats()
+        self._pace.start(grace=False)
         try:
-            snapshot = read_project(folder)
+            snapshot = read_project(folder, pace=self._pace.tick)
         except FileNotFoundError:
             started = time.perf_counter()
             removed = self.remove_project(folder)
@@ -371,7 +401,7 @@ class SearchIndex:
         except (OSError, ValueError) as exc:
             log.warning("not indexing %s: %s", folder, exc)
             return UpdateStats()
-        return self.update_project(snapshot)
+        return self.update_project(snapshot, remember=False)
 
     def remove_project(self, folder: Path) -> int:
         """Remove every row of a project (deleted, or forgotten by the user); returns the count."""
@@ -419,6 +449,7 @@ class SearchIndex:
         Raises:
             SearchUnavailable: The index cannot be written (the build stops; it resumes later).
         """
+        self._pace.start(grace=False)
         self._run(lambda store: set_meta(store.conn, "complete", "0"))
         if clear:
             self._run(lambda store: store.clear())
@@ -431,7 +462,7 @@ class SearchIndex:
         for key in keys:
             folder = Path(key)
             try:
-                snapshot = read_project(folder)
+                snapshot = read_project(folder, pace=self._pace.tick)
             except FileNotFoundError:
                 self.remove_project(folder)
                 done += sizes[key]
@@ -449,25 +480,78 @@ class SearchIndex:
                 self._build_node(folder, node)
                 done = min(total, done + int(step))
                 yield done, total
-            self.update_project(snapshot)  # removes deleted nodes, records the file signature
+
+            def finish(store: Store, key: str = key, snapshot: ProjectSnapshot = snapshot) -> None:
+                pid = store.project(key)
+                assert pid is not None
+                self._drop_missing_nodes(store, pid, key, store.nodes(pid), snapshot)
+
+            self._run(finish)
+            self._nodes_of[key] = frozenset(n.node_id for n in snapshot.nodes)
+            self.checkpoint()
         self._run(lambda store: store.conn.execute("INSERT INTO fts(fts) VALUES('optimize')"))
         self._run(lambda store: set_meta(store.conn, "complete", "1"))
+        self.checkpoint(shrink=True)
         self.rebuild_reason = None
         yield total, total
 
     def _build_node(self, folder: Path, node: NodeSnapshot) -> None:
+        """Index one node read from disk (its messages are not remembered: not a live project)."""
         key = project_key(folder)
         secrets = self._known_secrets()
         archive = HistoryArchive(folder)
-        fingerprint = node_fingerprint(node)
-        sig = _sig(archive.path(node.node_id))
 
-        def work(store: Store) -> Memo:
+        def work(store: Store) -> None:
             pid = store.project(key)
             assert pid is not None
-            return self._sync_node(store, pid, node, secrets, archive, None)[2]
+            self._sync_node(store, pid, node, secrets, archive, None)
 
-        self._remember((key, node.node_id), (fingerprint, sig, self._run(work)))
+        self._run(work)
+
+    def maintain(self, budget_s: float = MAINTAIN_BUDGET_S) -> bool:
+        """Idle-time upkeep: merge FTS segments, then copy the write-ahead log into the file.
+
+        SQLite's automatic checkpoint is off on the writer, and so is FTS5's automatic merging of
+        segments: both would land inside an update (5-20 ms every ~15 saves; after a big write, one
+        merge of ~100 ms). The service calls this whenever it has nothing else to do. A checkpoint
+        comes every ``_CHECKPOINT_COMMITS`` writes only: it resets the log, and the next commit then
+        syncs it (~2 ms measured on each save when every idle moment checkpointed).
+
+        Args:
+            budget_s: Merge for about this long at most.
+
+        Returns:
+            True when merge work is left (call again at the next idle moment).
+        """
+        if self._conn is None or not self._unmerged:
+            return False
+        conn = self._conn
+        deadline = time.perf_counter() + budget_s
+        try:
+            while True:
+                before = conn.total_changes
+                conn.execute(f"INSERT INTO fts(fts, rank) VALUES('merge', {_MERGE_PAGES})")
+                if conn.total_changes - before < 2:  # the command itself counts one change
+                    self._unmerged = False
+                    break  # nothing left to merge
+                if time.perf_counter() >= deadline:
+                    return True
+            if self._commits >= _CHECKPOINT_COMMITS:
+                self.checkpoint()
+        except sqlite3.Error as exc:
+            log.debug("index upkeep: %s", exc)
+        return False
+
+    def checkpoint(self, *, shrink: bool = False) -> None:
+        """Copy the write-ahead log into the index file (best effort: a reader may hold back part);
+        ``shrink`` cuts the log file back to empty (after a build)."""
+        if self._conn is None:
+            return
+        try:
+            self._conn.execute(f"PRAGMA wal_checkpoint({'TRUNCATE' if shrink else 'PASSIVE'})").fetchall()
+            self._commits = 0
+        except sqlite3.Error as exc:
+            log.debug("checkpoint: %s", exc)
 
     def build(
         self, folders: Iterable[Path], *, clear: bool = False, progress: Progress | None = None
@@ -493,57 +577,10 @@ class SearchIndex:
         store = self._writer()
         return search_on(store.conn, query, status or IndexStatus("ready"), self.folder)
 
+    def facets(self) -> Facets:
+        """The values the search filters offer (models, projects).
 
-def file_id(path: Path) -> tuple[int, int] | None:
-    """``(st_dev, st_ino)`` of a file (which file a connection has open), None when missing."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_dev, st.st_ino
-
-
-def project_ids(conn: sqlite3.Connection, folders: tuple[Path, ...]) -> tuple[int, ...] | None:
-    """The ids of these project folders (None when no folder is given: no filter)."""
-    if not folders:
-        return None
-    keys = [project_key(f) for f in folders]
-    marks = ",".join("?" * len(keys))
-    return tuple(int(r[0]) for r in conn.execute(f"SELECT id FROM projects WHERE path IN ({marks})", keys))
-
-
-class QueryInterrupted(Exception):
-    """A query was stopped by ``Connection.interrupt()`` (a newer query replaced it)."""
-
-
-def search_on(
-    conn: sqlite3.Connection, query: SearchQuery, status: IndexStatus, folder: Path
-) -> SearchResults:
-    """Run ``query`` on ``conn``, turning SQLite failures into ``SearchUnavailable``.
-
-    Raises:
-        IndexDamaged: The file is damaged (the writer replaces it).
-        SearchUnavailable: The index cannot be read.
-        QueryInterrupted: The connection was interrupted.
-    """
-    try:
-        return run_search(conn, query, project_ids(conn, query.projects), status)
-    except sqlite3.Error as exc:
-        if isinstance(exc, sqlite3.OperationalError) and "interrupt" in str(exc):
-            raise QueryInterrupted() from None
-        if is_corrupt(exc):
-            raise IndexDamaged("the index is damaged; it is being rebuilt") from None
-        raise SearchUnavailable(describe(exc, folder)) from None
-
-
-
-
-def open_reader(folder: Path, *, busy_ms: int = 1_000) -> sqlite3.Connection | None:
-    """A read-only connection to the index in ``folder``, or None when there is no index yet."""
-    path = folder / INDEX_FILE
-    if not path.exists():
-        return None
-    try:
-        return connect(path, busy_ms=busy_ms, read_only=True)
-    except sqlite3.Error as exc:
-        raise SearchUnavailable(describe(exc, folder)) from None
+        Raises:
+            SearchUnavailable: The index cannot be read.
+        """
+        return read_facets(self._writer().conn, self.folder)

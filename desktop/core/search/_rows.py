@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from ..chat.locate import VersionStep, walk_versions
@@ -121,6 +121,7 @@ def message_rows(
     skip: Iterable[str] = (),
     memo: Memo | None = None,
     new_memo: Memo | None = None,
+    pace: Callable[[], None] | None = None,
 ) -> Iterator[Row | Known]:
     """The rows of ``messages`` and of every version stored under them.
 
@@ -132,12 +133,15 @@ def message_rows(
         memo: What the last walk of this node recorded: a message found there with the same fields
             (compared by reference first) and steps is yielded as ``Known`` (no scrubbing, no hash).
         new_memo: Filled with this walk's record (pass it as ``memo`` next time).
+        pace: Called after each message (``Pacer.tick``: lets the GUI thread have the GIL).
 
     Yields:
         One item per message id (the first occurrence), notes and empty messages left out.
     """
     seen = set(skip)
     for msg, steps in walk_versions(messages):
+        if pace is not None:
+            pace()
         if msg.id in seen or msg.role in SKIPPED_ROLES:
             continue
         seen.add(msg.id)

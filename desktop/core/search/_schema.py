@@ -59,6 +59,7 @@ LOCK_FILE = "index.lock"  # held while a process opens (and maybe replaces) the 
 SCHEMA_VERSION = 1
 """Bump when the tables or the text rules of ``_text`` change: a contentless FTS table can only
 delete a row given the very values it indexed, so old rows must not meet new rules."""
+_WAL_LIMIT = 16 * 1024 * 1024  # bytes the write-ahead log keeps after a checkpoint (a build writes more)
 _CORRUPT_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB (extended codes keep them in the low byte)
 
 _TABLES = """
@@ -74,6 +75,7 @@ CREATE TABLE messages(
     digest BLOB NOT NULL, body TEXT NOT NULL, UNIQUE(node, msg_id));
 CREATE INDEX messages_model ON messages(model);
 CREATE VIRTUAL TABLE fts USING fts5(body, parts, content='', tokenize='unicode61 remove_diacritics 2');
+INSERT INTO fts(fts, rank) VALUES('automerge', 0);
 """
 
 
@@ -131,7 +133,9 @@ def connect(path: Path, *, busy_ms: int = 5_000, read_only: bool = False) -> sql
             conn.execute("PRAGMA query_only=ON")
         else:
             conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA synchronous=NORMAL")  # derived data: a power cut may lose the last saves
+            conn.execute(f"PRAGMA journal_size_limit={_WAL_LIMIT}")
+            conn.execute("PRAGMA wal_autocheckpoint=0")  # the writer checkpoints when idle, not mid-update
     except BaseException:
         conn.close()
         raise

@@ -26,7 +26,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from ._index import QueryInterrupted, SearchIndex, file_id, open_reader, search_on
+from ._index import SearchIndex
+from ._read import Facets, QueryInterrupted, file_id, open_reader, read_facets, search_on
 from ._schema import INDEX_FILE, IndexDamaged, SearchUnavailable, default_index_dir
 from ._search import IndexStatus, SearchQuery, SearchResults
 from ._snapshot import ProjectSnapshot, project_key
@@ -86,6 +87,7 @@ class SearchService:
         self._kicks = 0  # counts new jobs and retry() calls (wakes a writer waiting on a bad index)
         self._stopping = False
         self._query: tuple[int, SearchQuery, Callable[[SearchResults], None]] | None = None
+        self._facet_calls: list[Callable[[Facets], None]] = []
         self._tickets = itertools.count(1)
         self._latest = 0
         self._running: int | None = None
@@ -167,6 +169,13 @@ class SearchService:
             self._cond.notify_all()
         return ticket
 
+    def facets(self, callback: Callable[[Facets], None]) -> None:
+        """The values the filters offer (models, projects): ``callback(facets)`` on the searcher
+        thread (empty facets when the index cannot be read)."""
+        with self._cond:
+            self._facet_calls.append(callback)
+            self._cond.notify_all()
+
     def wait_idle(self, timeout: float) -> bool:
         """Block until the writer waits: every job done and no build running, or the index is
         unusable (see ``status``). For tests, benchmarks and shutdown; False when ``timeout``
@@ -217,6 +226,10 @@ class SearchService:
                 self._cond.wait()
             return _STOP
 
+    def _pending(self) -> bool:
+        with self._cond:
+            return bool(self._jobs)
+
     def _wait_kick(self) -> bool:
         """Wait (the index is unusable) for a new job, ``retry()`` or ``RETRY_SECONDS``; False when
         closing."""
@@ -249,6 +262,7 @@ class SearchService:
         index = SearchIndex(self.folder, secrets=self._secrets, busy_ms=self._busy_ms)
         build: Iterator[tuple[int, int]] | None = None
         opened = False
+        upkeep = False  # the index was written since its last upkeep
         try:
             while True:
                 if not opened:
@@ -257,9 +271,14 @@ class SearchService:
                         if not self._wait_kick():
                             return
                         continue
-                taken = self._take(build is not None)
+                if upkeep and build is None and not self._pending():
+                    upkeep = index.maintain()  # idle: merging and checkpoints now, not during an update
+                taken = self._take(build is not None or upkeep)
                 if taken is _STOP:
                     return
+                if taken is None and build is None:
+                    continue  # more upkeep (no job came meanwhile)
+                upkeep = True
                 try:
                     if taken is None:
                         build = self._step(build)
@@ -277,6 +296,12 @@ class SearchService:
                     opened, build = False, None  # an unfinished build resumes when it opens again
                     if not self._wait_kick():
                         return
+                    continue
+                except Exception:  # noqa: BLE001 - one bad job (a bug, odd data) must not stop indexing
+                    log.exception("a search index job failed; it is dropped")
+                    if taken is None:  # the build: not again now (the next start resumes it)
+                        build, index.rebuild_reason = None, None
+                        self._set_status(IndexStatus("ready"))
                     continue
                 if index.rebuild_reason is not None and build is None:
                     build = self._start_build(index, clear=False)
@@ -301,7 +326,21 @@ class SearchService:
         with self._cond:
             self._generation += 1
         self._set_status(IndexStatus("ready"))
+        self._sweep(index)
         return True, None
+
+    def _sweep(self, index: SearchIndex) -> None:
+        """At start, look at every known and indexed project again (a folder read only when its
+        ``project.json`` changed since it was indexed; a deleted project loses its rows)."""
+        try:
+            indexed = index.projects()
+        except SearchUnavailable:
+            indexed = []
+        with self._cond:
+            for folder in dict.fromkeys([*self._known_folders(), *indexed]):
+                key = ("project", project_key(folder))
+                if key not in self._jobs:
+                    self._jobs[key] = ("folder", folder)
 
     def _start_build(self, index: SearchIndex, *, clear: bool) -> Iterator[tuple[int, int]]:
         reason = index.rebuild_reason or "a rebuild was asked for"
@@ -357,12 +396,11 @@ class SearchService:
         try:
             while True:
                 with self._cond:
-                    self._cond.wait_for(lambda: self._query is not None or self._stopping)
+                    self._cond.wait_for(self._searcher_has_work)
                     if self._stopping:
                         return
-                    assert self._query is not None
-                    ticket, query, callback = self._query
-                    self._query = None
+                    facet_calls, self._facet_calls = self._facet_calls, []
+                    taken, self._query = self._query, None
                     stale = generation != self._generation
                     generation = self._generation
                     status = self._status
@@ -370,6 +408,13 @@ class SearchService:
                 if stale or current != seen_file:
                     self._close_reader()
                     seen_file = current
+                if facet_calls:
+                    facets = self._facets(status)
+                    for call in facet_calls:
+                        _call(call, facets)
+                if taken is None:
+                    continue
+                ticket, query, callback = taken
                 results = self._answer(ticket, query, status, seen_file)
                 if results is None:
                     continue
@@ -412,6 +457,25 @@ class SearchService:
                 self._close_reader()
                 return SearchResults(query, status=IndexStatus("unavailable", reason=str(exc)))
         return None
+
+    def _searcher_has_work(self) -> bool:
+        return self._query is not None or bool(self._facet_calls) or self._stopping
+
+    def _facets(self, status: IndexStatus) -> Facets:
+        if status.state == "unavailable":
+            return Facets()
+        try:
+            if self._reader is None:
+                conn = open_reader(self.folder, busy_ms=self._busy_ms)
+                if conn is None:
+                    return Facets()
+                with self._cond:
+                    self._reader = conn
+            return read_facets(self._reader, self.folder)
+        except (SearchUnavailable, QueryInterrupted) as exc:
+            log.warning("the search filters could not be read: %s", exc)
+            self._close_reader()
+            return Facets()
 
     def _close_reader(self) -> None:
         with self._cond:

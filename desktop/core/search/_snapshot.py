@@ -7,38 +7,29 @@ read is atomic), message texts are immutable strings, and version records are re
 changed in place (``chat.versions``). A message still streaming is indexed as far as it got; the
 next save brings the rest.
 
-:func:`read_project` builds the same snapshot from a project folder on disk (``project.json``
-through ``project_from_dict``), for the background rebuild and projects not open in a window.
+:func:`_projectfile.read_project` builds the same snapshot from a project folder on disk.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
 
 from ..chat.types import ChatMessage
-from ..project_format import PROJECT_FILE, Project, project_from_dict
-from ..text import repair_surrogates
+from ..project_format import Project
 
 __all__ = [
     "NodeSnapshot",
     "ProjectSnapshot",
     "snapshot_project",
-    "read_project",
     "project_key",
     "node_fingerprint",
     "MESSAGE_FIELDS",
-    "MAX_PROJECT_BYTES",
 ]
 
 log = logging.getLogger(__name__)
-
-MAX_PROJECT_BYTES = 512 * 1024 * 1024
-"""A ``project.json`` larger than this is not read for the index (it is not a real project file)."""
-
 
 @dataclass(frozen=True, slots=True)
 class NodeSnapshot:
@@ -80,28 +71,6 @@ def snapshot_project(folder: Path, project: Project) -> ProjectSnapshot:
         NodeSnapshot(n.id, n.title, tuple(n.conversation.messages)) for n in project.nodes if n.kind == "chat"
     )
     return ProjectSnapshot(Path(folder), nodes)
-
-
-def read_project(folder: Path) -> ProjectSnapshot:
-    """The snapshot of the ``project.json`` in ``folder`` (the file is only read: no lock, no repair).
-
-    Raises:
-        FileNotFoundError: There is no ``project.json``.
-        OSError: It could not be read.
-        ValueError: It is not a readable project (bad JSON, a field of the wrong type, too big).
-    """
-    path = Path(folder) / PROJECT_FILE
-    with open(path, "rb") as fh:
-        data = fh.read(MAX_PROJECT_BYTES + 1)
-    if len(data) > MAX_PROJECT_BYTES:
-        raise ValueError(f"{path} is larger than {MAX_PROJECT_BYTES >> 20} MiB")
-    try:
-        raw = json.loads(data.decode("utf-8-sig"))
-    except (UnicodeDecodeError, RecursionError) as exc:
-        raise ValueError(f"{path} is not readable: {type(exc).__name__}") from None
-    if b"\\u" in data:
-        raw, _ = repair_surrogates(raw)
-    return snapshot_project(folder, project_from_dict(raw))
 
 
 MESSAGE_FIELDS = attrgetter("id", "role", "content", "ts", "model", "extra")
