@@ -20,7 +20,6 @@ Errors: a damaged file found while working is moved aside and replaced by an emp
 from __future__ import annotations
 
 import logging
-import os
 import sqlite3
 import time
 from collections import OrderedDict
@@ -34,7 +33,7 @@ from ..project_format import PROJECT_FILE
 from ._pace import Pacer
 from ._projectfile import read_project
 from ._read import Facets, file_id, read_facets, search_on
-from ._rows import Known, Memo, Row, message_rows
+from ._rows import Memo
 from ._schema import (
     INDEX_FILE,
     IndexDamaged,
@@ -48,8 +47,9 @@ from ._schema import (
 )
 from ._search import IndexStatus, SearchQuery, SearchResults
 from ._snapshot import NodeSnapshot, ProjectSnapshot, node_fingerprint, project_key
-from ._store import NodeInfo, Store
-from ._text import Secrets, clean_text
+from ._store import Store
+from ._sync import drop_missing_nodes, file_sig, file_size, project_bytes, sync_node
+from ._text import Secrets
 
 __all__ = ["SearchIndex", "UpdateStats", "Progress"]
 
@@ -86,27 +86,6 @@ class UpdateStats:
     def __add__(self, other: UpdateStats) -> UpdateStats:
         return UpdateStats(self.inserted + other.inserted, self.removed + other.removed,
                            self.nodes + other.nodes, self.seconds + other.seconds)
-
-
-def _sig(path: Path) -> str:
-    """``size:mtime_ns`` of a file, ``""`` when it is missing."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return ""
-    return f"{st.st_size}:{st.st_mtime_ns}"
-
-
-def _project_bytes(folder: Path) -> int:
-    """Bytes a build reads of a project: ``project.json`` and every archive file."""
-    return _size(folder / PROJECT_FILE) + sum(map(_size, HistoryArchive(folder).dir.glob("*.jsonl")))
-
-
-def _size(path: Path) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0
 
 
 class SearchIndex:
@@ -257,55 +236,6 @@ class SearchIndex:
         for k in [k for k in self._seen if k[0] == key]:
             del self._seen[k]
 
-    def _sync_node(self, store: Store, pid: int, node: NodeSnapshot, secrets: tuple[str, ...],
-                   archive: HistoryArchive, memo: Memo | None) -> tuple[int, int, Memo]:
-        """Bring one node's rows in line with ``node`` and its archive.
-
-        Returns:
-            ``(inserted, removed, memo)``: the memo to pass next time (see ``message_rows``).
-        """
-        title = clean_text(node.title, secrets)
-        ref, _, old_sig = store.node(pid, node.node_id, title)
-        sig = _sig(archive.path(node.node_id))
-        wanted: list[Row | Known] = []
-        reread = sig != old_sig
-        if reread:
-            existing = store.rows(ref)
-            messages = archive.read(node.node_id).messages if sig else []
-            wanted += message_rows(messages, archived=True, secrets=secrets, pace=self._pace.tick)
-            archived_ids = {r.msg_id for r in wanted}
-        else:  # the archived rows stay as they are
-            existing = store.rows(ref, archived=False)
-            archived_ids = store.archived_among(ref, [m.id for m in node.messages])
-        new_memo: Memo = {}
-        wanted += message_rows(node.messages, archived=False, secrets=secrets, skip=archived_ids, memo=memo,
-                               new_memo=new_memo, pace=self._pace.tick)
-        stale: list[int] = []
-        keep: set[str] = set()
-        fresh: list[Row] = []
-        for item in wanted:
-            old = existing.get(item.msg_id)
-            if old is not None and old[1] == item.digest:
-                keep.add(item.msg_id)
-                continue
-            row = item if isinstance(item, Row) else item.row(secrets)
-            if row is None:
-                continue
-            keep.add(row.msg_id)
-            if old is not None:
-                stale.append(old[0])
-            fresh.append(row)
-        for mid, (rowid, _, was_archived) in existing.items():
-            if mid not in keep and (reread or not was_archived):
-                stale.append(rowid)
-        removed = store.delete(stale)
-        for row in fresh:
-            store.insert(pid, ref, row)
-            self._pace.tick()
-        if reread:
-            store.set_archive_sig(ref, sig)
-        return len(fresh), removed, new_memo
-
     def update_project(self, snapshot: ProjectSnapshot, *, remember: bool = True) -> UpdateStats:
         """Bring a project's rows in line with its saved state (see the module doc).
 
@@ -329,7 +259,7 @@ class SearchIndex:
                 pending.append((node, (), "", None))
                 continue
             fingerprint = node_fingerprint(node)
-            sig = _sig(archive.path(node.node_id))
+            sig = file_sig(archive.path(node.node_id))
             seen = self._seen.get((key, node.node_id))
             if seen is None or seen[0] != fingerprint or seen[1] != sig:
                 pending.append((node, fingerprint, sig, seen[2] if seen is not None else None))
@@ -342,11 +272,13 @@ class SearchIndex:
             known = store.nodes(pid)
             inserted = removed = 0
             for node, _, _, memo in pending:
-                i, r, new_memo = self._sync_node(store, pid, node, secrets, archive, memo)
+                i, r, new_memo = sync_node(store, pid, node, secrets, archive, memo, self._pace.tick)
                 inserted, removed = inserted + i, removed + r
                 memos.append(new_memo)
-            removed += self._drop_missing_nodes(store, pid, key, known, snapshot)
-            return inserted, removed
+            rows, gone = drop_missing_nodes(store, pid, known, snapshot)
+            for node_id in gone:
+                self._seen.pop((key, node_id), None)
+            return inserted, removed + rows
 
         present = frozenset(n.node_id for n in snapshot.nodes)
         if pending or self._nodes_of.get(key) != present:
@@ -359,18 +291,6 @@ class SearchIndex:
                 self._remember((key, node.node_id), (fingerprint, sig, memo))
         return UpdateStats(inserted, removed, len(pending), time.perf_counter() - started)
 
-    def _drop_missing_nodes(self, store: Store, pid: int, key: str, known: dict[str, NodeInfo],
-                            snapshot: ProjectSnapshot) -> int:
-        """Remove the nodes the snapshot no longer has (deleted) and record the file's signature."""
-        present = {n.node_id for n in snapshot.nodes}
-        removed = 0
-        for node_id, (ref, _, _) in known.items():
-            if node_id not in present:
-                removed += store.remove_node(ref)
-                self._seen.pop((key, node_id), None)
-        store.set_project_sig(pid, _sig(snapshot.folder / PROJECT_FILE))
-        return removed
-
     def index_folder(self, folder: Path, *, force: bool = False) -> UpdateStats:
         """Index the project in ``folder`` from its files (``project.json`` and the archive).
 
@@ -382,7 +302,7 @@ class SearchIndex:
         Raises:
             SearchUnavailable: The index cannot be written now.
         """
-        sig = _sig(Path(folder) / PROJECT_FILE)
+        sig = file_sig(Path(folder) / PROJECT_FILE)
         key = project_key(folder)
         if sig and not force:
             def recorded(store: Store) -> str:
@@ -455,7 +375,7 @@ class SearchIndex:
             self._run(lambda store: store.clear())
         self.forget_cache()  # the keys may have changed: compare every row
         keys = dict.fromkeys([project_key(f) for f in folders] + [str(k) for k in self.projects()])
-        sizes = {k: _project_bytes(Path(k)) for k in keys}
+        sizes = {k: project_bytes(Path(k)) for k in keys}
         total = max(1, sum(sizes.values()))
         done = 0
         yield done, total
@@ -473,9 +393,9 @@ class SearchIndex:
                 done += sizes[key]
                 yield done, total
                 continue
-            project_bytes = _size(folder / PROJECT_FILE)
-            done += project_bytes
-            step = (sizes[key] - project_bytes) / max(1, len(snapshot.nodes))
+            json_bytes = file_size(folder / PROJECT_FILE)
+            done += json_bytes
+            step = (sizes[key] - json_bytes) / max(1, len(snapshot.nodes))
             for node in snapshot.nodes:
                 self._build_node(folder, node)
                 done = min(total, done + int(step))
@@ -484,7 +404,7 @@ class SearchIndex:
             def finish(store: Store, key: str = key, snapshot: ProjectSnapshot = snapshot) -> None:
                 pid = store.project(key)
                 assert pid is not None
-                self._drop_missing_nodes(store, pid, key, store.nodes(pid), snapshot)
+                drop_missing_nodes(store, pid, store.nodes(pid), snapshot)
 
             self._run(finish)
             self._nodes_of[key] = frozenset(n.node_id for n in snapshot.nodes)
@@ -504,7 +424,7 @@ class SearchIndex:
         def work(store: Store) -> None:
             pid = store.project(key)
             assert pid is not None
-            self._sync_node(store, pid, node, secrets, archive, None)
+            sync_node(store, pid, node, secrets, archive, None, self._pace.tick)
 
         self._run(work)
 
