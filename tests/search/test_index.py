@@ -273,3 +273,18 @@ def test_idle_upkeep_merges_until_nothing_is_left(
         assert rounds < 1_000
     assert not index.maintain()
     assert _ids(index, "parser") == ["u3", "u1"]
+
+
+def test_an_interrupted_query_says_so(index: SearchIndex, two_projects: tuple[Path, Path]) -> None:
+    from desktop.core.search._read import QueryInterrupted, open_reader, search_on
+    from desktop.core.search._search import IndexStatus
+
+    index.index_folder(two_projects[0])
+    conn = open_reader(index.folder)
+    assert conn is not None
+    conn.set_progress_handler(lambda: 1, 1)  # what Connection.interrupt() from another thread does
+    with pytest.raises(QueryInterrupted):
+        search_on(conn, SearchQuery("parser"), IndexStatus("ready"), index.folder)
+    conn.set_progress_handler(None, 1)
+    assert search_on(conn, SearchQuery("parser"), IndexStatus("ready"), index.folder).hits
+    conn.close()

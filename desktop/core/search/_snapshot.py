@@ -88,7 +88,10 @@ def node_fingerprint(node: NodeSnapshot) -> tuple[object, ...]:
     records and which ``chat.versions`` replaces (never changes in place) when a record changes.
     Id, role and time never change on a message object. All compared by reference first: an
     unchanged node costs a few pointer comparisons per message (single-attribute getters: 3× faster
-    than one getter of six). Messages loaded again from disk compare equal by value.
+    than one getter of six). Messages loaded again from disk compare equal by value. Keeping the
+    text of a message that is still streaming costs it one copy at its next delta (the streaming
+    appender grows a string in place only while nothing else holds it): once per save, not per
+    delta.
     """
     msgs = node.messages
     return (node.title, msgs, tuple(map(_CONTENT, msgs)), tuple(map(_EXTRA, msgs)), tuple(map(_MODEL, msgs)))
