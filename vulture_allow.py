@@ -106,3 +106,15 @@ _.__cache__  # markdown-it Ruler.__cache__: cleared so its rule chains are compi
 # Local servers found by the probe: the context length each server reports, for the settings page and the
 # context meter once the window offers the servers (tests read it now).
 _.context_lengths  # core.providers.LocalServer
+
+# Search core (issue 27): the API the search panel, find bar and Recent menu will use, exercised by
+# tests/search and the search benchmark until the UI is wired.
+_.prune  # core.recent.RecentProjects (File → Recent projects: forget missing folders)
+_.is_complete  # core.search.SearchIndex
+_.score  # core.search.SearchHit (BM25 of a "best match" hit)
+_.on_active_path  # core.search.SearchHit
+_.project_saved  # core.search.SearchService: after each save
+_.project_closed
+_.forget_project
+_.rebuild
+_.wait_idle

@@ -36,6 +36,8 @@ BENCHMARKS: dict[str, str] = {
     "hot_paths": "benchmarks.hot_paths",
     "textflow": "benchmarks.textflow",
     "mcp_start": "benchmarks.mcp_start",
+    # Full-text search over 100,000 messages: build, gaps, queries, size, one new message (issue 27).
+    "search": "benchmarks.search",
 }
 
 
