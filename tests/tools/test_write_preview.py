@@ -20,7 +20,8 @@ def test_an_existing_text_file_is_read(project: Path) -> None:
     (project / "notes").mkdir()
     (project / "notes" / "todo.md").write_text("- milk\n- bread\n", encoding="utf-8")
     found = read_existing(project, "./notes/todo.md")
-    assert (found.state, found.path, found.text, found.size) == ("text", "notes/todo.md", "- milk\n- bread\n", 15)
+    assert (found.state, found.path, found.size) == ("text", "notes/todo.md", 15)
+    assert found.text == "- milk\n- bread\n"
     assert found.exists
 
 
@@ -87,3 +88,9 @@ def test_long_files_are_not_compared() -> None:
     long = "line\n" * (DIFF_MAX_LINES + 1)
     assert write_diff(long, "short\n") is None
     assert write_diff("short\n", long) is None
+
+
+def test_lines_end_at_newlines_only() -> None:
+    diff = write_diff("a\r\nb\n", "a\nb\u2028c\n")
+    assert diff is not None
+    assert "-a\r" in diff.lines and "+a" in diff.lines and "+b\u2028c" in diff.lines

@@ -108,6 +108,13 @@ def read_existing(root: Path, path: str, *, cap: int = PREVIEW_READ_CAP) -> Exis
     return ExistingFile("text", shown, text=text, size=size)
 
 
+def _lines(text: str) -> list[str]:
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
 @dataclass(frozen=True, slots=True)
 class WriteDiff:
     """A unified diff of a write.
@@ -128,9 +135,11 @@ class WriteDiff:
 def write_diff(old: str, new: str, *, context: int = 3, max_lines: int = DIFF_MAX_LINES) -> WriteDiff | None:
     """The unified diff from ``old`` to ``new``, or None when either has more than ``max_lines`` lines.
 
-    A last line without a line end is compared like any other (no "no newline" markers).
+    Lines end at ``\n`` only (a ``\r`` before it stays part of the line, so a change of line ends
+    shows; a U+2028 or form feed never splits a line). A last line without a line end is compared like
+    any other (no "no newline" markers).
     """
-    before, after = old.splitlines(), new.splitlines()
+    before, after = _lines(old), _lines(new)
     if len(before) > max_lines or len(after) > max_lines:
         return None
     lines: list[str] = []
