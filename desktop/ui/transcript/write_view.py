@@ -193,11 +193,6 @@ class WriteFileView(QFrame):
                 block = block.next()
         self.content_view.setExtraSelections(selections)
 
-    def line_colours(self) -> dict[str, str]:
-        """The background of each coloured line shown, by its text (``#rrggbb``; for tests)."""
-        return {s.cursor.block().text(): s.format.background().color().name()
-                for s in self.content_view.extraSelections()}
-
     def toPlainText(self) -> str:  # noqa: N802 - Qt naming, read by tests and accessibility
         """Path, what the write does, and the text shown."""
         return "\n".join((self.path_label.text(), self.state_label.text(), self.content_view.toPlainText()))
