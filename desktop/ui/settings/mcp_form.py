@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QFormLayout,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
@@ -87,9 +88,10 @@ class McpServerDialog(QDialog):
 
     Args:
         title: The window title.
-        text: The JSON the editor starts with (``{"<name>": {...}}``); the form is filled from it.
+        text: The JSON the editor starts with (``{"<name>": {...}}``: an example, or the server edited).
         apply: Validates and applies a JSON text; returns the problems (nothing changed when any).
-        start_on_json: Open on the JSON tab (Edit as JSON) instead of the form.
+        start_on_json: Open on the JSON tab (Edit as JSON), the form filled from ``text``; otherwise
+            open on an empty form (the JSON tab keeps ``text`` as an example until the form is used).
         parent: The settings page.
     """
 
@@ -126,8 +128,8 @@ class McpServerDialog(QDialog):
         lay.addWidget(self.buttons)
         self.buttons.accepted.connect(self._accept)
         self.buttons.rejected.connect(self.reject)
-        self._fill_form(text)
         if start_on_json:
+            self._fill_form(text)
             self.tabs.setCurrentIndex(1)
         self.tabs.currentChanged.connect(self._on_tab)
 
@@ -135,7 +137,10 @@ class McpServerDialog(QDialog):
     def _form_tab(self) -> QWidget:
         tab = QWidget(self)
         tab.setObjectName("mcpFormTab")
-        form = QFormLayout(tab)
+        outer = QVBoxLayout(tab)
+        form = QFormLayout()
+        outer.addLayout(form)
+        outer.addStretch(1)
         self.name_edit = self._line(tab, "mcpFormName", "my-server")
         form.addRow("Name:", self.name_edit)
         self.stdio_radio = QRadioButton("Run a program (stdio)", tab)
@@ -148,10 +153,11 @@ class McpServerDialog(QDialog):
         self.stdio_radio.setChecked(True)
         self.stdio_radio.toggled.connect(self._show_transport)
         kind = QWidget(tab)
-        kind_lay = QVBoxLayout(kind)
+        kind_lay = QHBoxLayout(kind)
         kind_lay.setContentsMargins(0, 0, 0, 0)
         kind_lay.addWidget(self.stdio_radio)
         kind_lay.addWidget(self.http_radio)
+        kind_lay.addStretch(1)
         form.addRow("Server:", kind)
         self.command_edit = self._line(tab, "mcpFormCommand",
                                        "the program only, e.g. npx, uvx or /usr/bin/python3")
@@ -259,6 +265,11 @@ class McpServerDialog(QDialog):
         self._extra = {k: v for k, v in entry.items() if k not in FORM_KEYS}
         return None
 
+    def _form_is_empty(self) -> bool:
+        edits = (self.name_edit, self.command_edit, self.url_edit)
+        boxes = (self.args_edit, self.env_edit, self.headers_edit)
+        return not any(e.text().strip() for e in edits) and not any(b.toPlainText().strip() for b in boxes)
+
     def _form_json(self) -> str:
         name, entry, _problems = self.form_entry()
         return json.dumps({name or "my-server": entry}, indent=2, ensure_ascii=False)
@@ -267,6 +278,8 @@ class McpServerDialog(QDialog):
     def _on_tab(self, index: int) -> None:
         self.error.clear()
         if index == 1:
+            if self._form_is_empty():
+                return  # nothing typed yet: the JSON tab keeps its example
             self.json_edit.setPlainText(self._form_json())
             return
         why = self._fill_form(self.json_edit.toPlainText())
