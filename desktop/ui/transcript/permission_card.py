@@ -213,9 +213,13 @@ class PermissionCard(QFrame):
                 self._decide("approve")
 
             self.server_button.clicked.connect(allow_server)
-            row.addWidget(self.server_button)
+            server_row = QHBoxLayout()  # a row of its own: four buttons in one would widen a narrow node
+            server_row.addWidget(self.server_button)
+            server_row.addStretch(1)
         row.addStretch(1)
         lay.addLayout(row)
+        if self.server_button is not None:
+            lay.addLayout(server_row)
 
     def _args_view(self, call: ToolCall, lay: QVBoxLayout) -> None:
         """The arguments, keys and values made visible, long values cut with "Show all"."""

@@ -83,6 +83,7 @@ class ToolCard(QFrame):
         self.name_label = QLabel(shown_name(call.name), self)
         self.name_label.setObjectName("toolName")
         self.name_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.name_label.setMinimumWidth(60)  # a long name is clipped (whole in its tooltip)
         head.addWidget(self.name_label)
         self.args_label = QLabel(self)
         self.args_label.setObjectName("toolArgs")
@@ -115,6 +116,8 @@ class ToolCard(QFrame):
         """Show the latest state of the call (same id)."""
         self.call = call.copy()
         self.name_label.setText(shown_name(call.name))
+        # Model-controlled text: escaped, or Qt would take a name starting with "<" for rich text.
+        self.name_label.setToolTip(f"<p>{html.escape(shown_name(call.name))}</p>")
         self.args_label.setText(summarize_args(call.args_json))
         self.args_label.setToolTip(_tooltip(call.args_json))
         status = call.status
