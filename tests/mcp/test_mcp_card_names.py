@@ -20,7 +20,7 @@ from desktop.core.visible import visible_text
 
 SERVERS = Path(__file__).parent / "servers"
 sys.path.insert(0, str(SERVERS))
-from forging_server import FORGED, REVERSED  # noqa: E402  (the server's own constants)
+from forging_server import FORGED, LONG, REVERSED  # noqa: E402  (the server's own constants)
 
 SAFE = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
@@ -64,7 +64,7 @@ async def test_a_real_server_s_names_reach_the_card_cleaned() -> None:
         status = (await manager.wait_ready(timeout=10))["forging"]
         assert status.state == "ready", status
         given = {info.tool for t in manager.tools() if (info := manager.tool_info(t.name)) is not None}
-        assert given == {FORGED, REVERSED}  # the SDK passed the names through as they are
+        assert given == {FORGED, REVERSED, LONG}  # the SDK passed the names through as they are
         for tool in manager.tools():
             info = manager.tool_info(tool.name)
             assert info is not None

@@ -105,8 +105,9 @@ def test_approve_runs_write_file_in_project(qtbot: Any, make_env: Any) -> None:
     type_and_enter(qtbot, env, "write it")
     qtbot.waitUntil(lambda: env.node.findChild(QWidget, "permissionCard") is not None, timeout=5000)
     card = env.node.findChild(QWidget, "permissionCard")
-    args = find(card, QPlainTextEdit, "permissionArgs").toPlainText()
-    assert json.loads(args) == {"path": "notes/out.txt", "content": content}  # the FULL arguments
+    shown = find(card, QPlainTextEdit, "writeContent").toPlainText()
+    assert shown == content  # the FULL content, as text (not an escaped JSON string)
+    assert find(card, QLabel, "writePath").text() == "File: notes/out.txt"
     assert not (env.project / "notes" / "out.txt").exists()
     qtbot.mouseClick(find(card, QPushButton, "approveButton"), Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: idle(env) and bool(env.finished), timeout=5000)

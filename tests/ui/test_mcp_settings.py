@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit, QListWidget, QPushButton
 from test_app_support import close_window
 from test_mcp_app import SERVERS, hostile_entry, stdio_entry, wait_ready, write_mcp_settings
@@ -120,15 +121,18 @@ def test_import_from_claude_desktop(
 
 
 def test_add_dialog_validates_the_json(qtbot: Any, make_context: Any) -> None:
-    from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPlainTextEdit
+    from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPlainTextEdit, QTabBar
 
     ctx = make_context(secrets=SecretStore(backend=MemoryKeyring()))
     dialog = SettingsDialog(ctx)
     qtbot.addWidget(dialog)
     page = dialog.mcp_page
     page.findChild(QPushButton, "mcpAddButton").click()
-    editor = dialog.findChild(QDialog, "mcpJsonDialog")
-    assert editor is not None and "my-server" in editor.findChild(QPlainTextEdit, "mcpJsonEdit").toPlainText()
+    editor = dialog.findChild(QDialog, "mcpServerDialog")
+    assert editor is not None
+    tab_bar = editor.findChild(QTabBar)
+    qtbot.mouseClick(tab_bar, Qt.MouseButton.LeftButton, pos=tab_bar.tabRect(1).center())  # "JSON"
+    assert "my-server" in editor.findChild(QPlainTextEdit, "mcpJsonEdit").toPlainText()
     ok = editor.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok)
     editor.findChild(QPlainTextEdit, "mcpJsonEdit").setPlainText('{"bad": {"approval": "sometimes"}}')
     ok.click()

@@ -4,7 +4,9 @@
 approval) and ``write_file`` (needs approval). Paths are relative to the project folder; anything
 that would leave it (absolute paths, ``..``, symlinks resolving outside) raises ``ToolError``, which
 the chat loop reports as ``tool error: ...``. ``write_file`` also refuses the project's control
-files (``.git/``, ``project.json``, ``.vscode/``...: see ``protected_reason``).
+files (``.git/``, ``project.json``, ``.vscode/``...: see ``protected_reason``). Before a
+``write_file`` call is approved, ``read_existing`` reads the file it would replace by the same rules
+and ``write_diff`` compares it with the new content (the approval card shows both).
 
 File I/O runs in a daemon worker thread per call. Cancelling the call (the user stops the run or
 closes the window) sets the thread's cancel flag and returns at once: a long ``search_files`` stops
@@ -31,20 +33,36 @@ from desktop.core.tools._files import (
     protected_reason,
 )
 from desktop.core.tools._paths import ProjectRoot, ToolCancelled, ToolError
+from desktop.core.tools._preview import (
+    DIFF_MAX_LINES,
+    PREVIEW_READ_CAP,
+    ExistingFile,
+    ExistingState,
+    WriteDiff,
+    read_existing,
+    write_diff,
+)
 
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "DIFF_MAX_LINES",
     "LIST_CAP_ENTRIES",
+    "PREVIEW_READ_CAP",
     "READ_CAP_BYTES",
     "SEARCH_MAX_FILE_BYTES",
     "SEARCH_SKIP_DIRS",
+    "ExistingFile",
+    "ExistingState",
     "ProjectRoot",
     "ToolError",
+    "WriteDiff",
     "ToolCancelled",
     "protected_reason",
     "run_in_worker",
     "project_tools",
+    "read_existing",
+    "write_diff",
 ]
 
 T = TypeVar("T")

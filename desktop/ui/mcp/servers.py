@@ -16,12 +16,14 @@ the window a :class:`McpWindow` (a child ``QObject`` named ``mcpWindow``) that
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QMainWindow
 
+from desktop.core.visible import visible_text
 from desktop.ui.banner import Banner, BannerArea
 from desktop.ui.mcp.status import reason_text, short_status
 
@@ -31,11 +33,13 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["START_DELAY_MS", "McpWindow", "project_opened"]
+__all__ = ["START_DELAY_MS", "McpWindow", "project_opened", "trust_lines"]
 
 START_DELAY_MS = 150
 """After the window is first shown, how long to wait (the first paint) before starting servers."""
 _TRUST_LINE_CHARS = 300
+_TRUST_NAME_CHARS = 80
+_PARTIAL_ESCAPE = re.compile(r"(<(U(\+[0-9A-F]{0,6})?)?|\\)$")
 
 
 class McpWindow(QObject):
@@ -112,12 +116,7 @@ class McpWindow(QObject):
         self._schedule_start()
 
     def _trust_banner(self, pending: ProjectServers, store: object) -> None:
-        lines = []
-        for name, described in pending.banner_lines():
-            shown = described
-            if len(shown) > _TRUST_LINE_CHARS:
-                shown = shown[: _TRUST_LINE_CHARS - 1] + "…"
-            lines.append(f"  \u2022 {name}: {shown}")
+        lines = [f"  \u2022 {name}: {described}" for name, described in trust_lines(pending)]
         text = ("This project's .mcp.json wants to start MCP servers on this computer. They run with your "
                 "permissions; start them only if you trust this project:\n" + "\n".join(lines))
         banner = self._banners.show_banner(Banner(text, kind="warning", object_name="mcpTrustBanner"))
@@ -145,10 +144,11 @@ class McpWindow(QObject):
     # -- status ------------------------------------------------------------------------------------
     def _on_status(self, status: ServerStatus) -> None:
         bar = self._window.statusBar()
+        name = visible_text(status.name)
         if status.state == "failed":
-            bar.showMessage(f"MCP server \u201c{status.name}\u201d failed: {reason_text(status)}", 10_000)
+            bar.showMessage(f"MCP server \u201c{name}\u201d failed: {reason_text(status)}", 10_000)
         elif status.state == "ready":
-            bar.showMessage(f"MCP server \u201c{status.name}\u201d {short_status(status)}", 4000)
+            bar.showMessage(f"MCP server \u201c{name}\u201d {short_status(status)}", 4000)
         self._failed_banner(status.name if status.state == "failed" else None)
 
     def _failed_banner(self, latest: str | None) -> None:
@@ -178,8 +178,24 @@ class McpWindow(QObject):
             show(server)
 
 
+def trust_lines(pending: ProjectServers) -> list[tuple[str, str]]:
+    """``(name, command line or URL)`` of each server the trust banner lists: made visible by
+    ``ProjectServers.banner_lines`` (a newline or U+202E shows as an escape) and cut at
+    ``_TRUST_NAME_CHARS`` / ``_TRUST_LINE_CHARS`` characters with "…", never inside an escape."""
+    return [(_cut_visible(name, _TRUST_NAME_CHARS), _cut_visible(line, _TRUST_LINE_CHARS))
+            for name, line in pending.banner_lines()]
+
+
+def _cut_visible(shown: str, limit: int) -> str:
+    """``shown`` (already made visible) cut to ``limit`` characters with "…"; an escape the cut would
+    split (``<U+20``, a lone ``\\``) is left out whole."""
+    if len(shown) <= limit:
+        return shown
+    return _PARTIAL_ESCAPE.sub("", shown[: limit - 1]) + "\u2026"
+
+
 def _failed_text(failed: list[ServerStatus]) -> str:
-    lines = [f"MCP server \u201c{s.name}\u201d failed: {reason_text(s)}" for s in failed]
+    lines = [f"MCP server \u201c{visible_text(s.name)}\u201d failed: {reason_text(s)}" for s in failed]
     return "\n".join(lines)
 
 

@@ -177,7 +177,7 @@ QLabel#toolStatus[status="skipped"] {{ color: {c.error_text}; }}
 QLabel#toolStatus[status="awaiting_approval"] {{ color: {c.text}; font-weight: 600; }}
 QToolButton#resultToggle {{ border: none; color: {c.muted}; background: transparent; padding: 0 2px; }}
 QToolButton#resultToggle:hover {{ color: {c.text}; }}
-QPlainTextEdit#toolResult, QPlainTextEdit#permissionArgs {{
+QPlainTextEdit#toolResult, QPlainTextEdit#permissionArgs, QPlainTextEdit#writeContent {{
     font-family: monospace; background: {c.code_bg}; border: 1px solid {c.subtle_border};
     border-radius: 6px; padding: 4px; color: {c.text};
 }}

@@ -5,7 +5,7 @@ three places only: :meth:`NodeTools.before_send` (a send waits up to 10 s for th
 still starting, so the first request carries their tools), :meth:`NodeTools.auto_approve` (a call of a
 server the user always allows in this node needs no card) and nothing else. The permission and tool
 cards find it by walking up their parents (``desktop.ui.transcript.mcp_details``) for :meth:`tool_details`,
-:meth:`allow_server` and :meth:`result_for`.
+:meth:`allow_server`, :meth:`result_for` and :meth:`project_folder`.
 
 What a node switched off is saved in the project as the node data key ``"tools_off"`` (a list of
 built-in tool names, ``"mcp:<server>"`` entries and MCP tool names); it is only a preference, never a
@@ -25,6 +25,8 @@ from PySide6.QtWidgets import QMenu
 from desktop.ui.mcp.status import short_status
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from PySide6.QtCore import SignalInstance
     from PySide6.QtWidgets import QPushButton
 
@@ -255,6 +257,10 @@ class NodeTools(QObject):
     def result_for(self, name: str, text: str | None) -> McpToolResult | None:
         """The whole result of a recent MCP call (images, the uncut text) for the tool card."""
         return self._hub.result_for(name, text) if self._hub is not None else None
+
+    def project_folder(self) -> Path | None:
+        """The open project's folder, where ``write_file`` writes (the card compares the file there)."""
+        return self._hub.project_dir() if self._hub is not None else None
 
 
 def attach_node_tools(node: ToolsHost, services: AppServices) -> NodeTools:

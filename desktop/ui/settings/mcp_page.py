@@ -1,8 +1,10 @@
 """The "MCP servers" settings page: the app-wide servers of ``settings.json`` with their live status.
 
 The list (``mcpServerList``) shows each server and its status (starting / ready with N tools / failed,
-with the last lines of its stderr below). Add (``mcpAddButton``) and Edit as JSON (``mcpEditButton``)
-take the ``{"<name>": {...}}`` object users already have from Claude Desktop, Cursor or Claude Code;
+with the last lines of its stderr below). Add (``mcpAddButton``) opens a form (name, command, arguments,
+environment, or URL and headers) beside a JSON editor (``desktop.ui.settings.mcp_form``); Edit as JSON
+(``mcpEditButton``) opens the same dialog on its JSON tab. The JSON is the ``{"<name>": {...}}`` object
+users already have from Claude Desktop, Cursor or Claude Code;
 Remove (``mcpRemoveButton``), Restart (``mcpRestartButton``, at once) and "Import from Claude Desktop"
 (``mcpImportButton``). Edits apply on OK like the rest of the dialog. A bearer token typed in
 ``mcpTokenEdit`` goes to the OS keyring (service ``chatnodes``, user ``mcp:<name>``), never to a file.
@@ -17,8 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QDialog,
-    QDialogButtonBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from desktop.core.settings import Settings
 from desktop.ui.mcp.status import short_status
 from desktop.ui.mcp_hub import SETTINGS_KEY, McpHub, write_app_servers
+from desktop.ui.settings.mcp_form import McpServerDialog
 
 if TYPE_CHECKING:
     from desktop.core.mcp import McpServerConfig, ServerStatus
@@ -302,43 +303,19 @@ class McpPage(QWidget):
         if name is not None:
             self._tokens[name] = text.strip()
 
-    def _json_dialog(self, title: str, text: str, replace: str | None) -> None:
-        dialog = QDialog(self)
-        dialog.setObjectName("mcpJsonDialog")
-        dialog.setWindowTitle(title)
-        dialog.resize(620, 420)
-        lay = QVBoxLayout(dialog)
-        edit = QPlainTextEdit(text, dialog)
-        edit.setObjectName("mcpJsonEdit")
-        lay.addWidget(edit, 1)
-        error = QLabel(dialog)
-        error.setObjectName("mcpJsonError")
-        error.setWordWrap(True)
-        error.setStyleSheet("color: #d04545;")
-        lay.addWidget(error)
-        box = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel,
-                               dialog)
-        lay.addWidget(box)
-
-        def accept() -> None:
-            problems = self.add_from_json(edit.toPlainText(), replace=replace)
-            if problems:
-                error.setText("Please fix: " + "; ".join(problems))
-                return
-            dialog.accept()
-
-        box.accepted.connect(accept)
-        box.rejected.connect(dialog.reject)
+    def _server_dialog(self, title: str, text: str, replace: str | None, *, start_on_json: bool) -> None:
+        dialog = McpServerDialog(title, text, lambda t: self.add_from_json(t, replace=replace),
+                                 start_on_json=start_on_json, parent=self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
         dialog.open()
 
     def _add_dialog(self) -> None:
-        self._json_dialog("Add MCP server", NEW_SERVER_TEMPLATE, None)
+        self._server_dialog("Add MCP server", NEW_SERVER_TEMPLATE, None, start_on_json=False)
 
     def _edit_dialog(self) -> None:
         name = self.current_name()
         if name is not None:
-            self._json_dialog(f"Edit {name}", self.current_json(), name)
+            self._server_dialog(f"Edit {name}", self.current_json(), name, start_on_json=True)
 
     # -- OK ----------------------------------------------------------------------------------------
     def apply_to(self, settings: Settings) -> None:

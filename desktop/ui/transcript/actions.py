@@ -41,7 +41,7 @@ __all__ = ["MessageActions", "InlineEditor", "BUSY_TOOLTIP"]
 BUSY_TOOLTIP = "Not while a response is running: wait for it to end, or stop it"
 """The tooltip of the edit, regenerate and version buttons while the node is busy."""
 
-_SEND_TOOLTIP = "Send the edited message (Ctrl+Enter); the current version is kept"
+_SEND_TOOLTIP = "Send the edited message (Enter; Shift+Enter for a new line); the current version is kept"
 _TOOLTIPS = {
     "editButton": "Edit this message and send it again (the current version is kept)",
     "regenerateButton": "Get a new answer (this one is kept as a version)",
@@ -64,18 +64,23 @@ def _quiet(widget: QWidget) -> None:
 
 
 class _EditorText(QPlainTextEdit):
-    """The editor's text box: Ctrl+Enter sends, Esc cancels."""
+    """The editor's text box, keyed like the main input: Enter (or Ctrl+Enter) sends, Shift+Enter
+    inserts a new line, Esc cancels."""
 
     send = Signal()
     cancel = Signal()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
-        """Ctrl+Enter sends, Esc cancels; other keys edit."""
+        """Enter sends, Shift+Enter inserts a new line, Esc cancels; other keys edit."""
         key = event.key()
-        ctrl = bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
-        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and ctrl:
-            self.send.emit()
-            return
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            mods = event.modifiers()
+            if mods & Qt.KeyboardModifier.ShiftModifier:
+                self.textCursor().insertText("\n")
+                return
+            if not mods & Qt.KeyboardModifier.AltModifier:
+                self.send.emit()
+                return
         if key == Qt.Key.Key_Escape:
             self.cancel.emit()
             return
@@ -85,8 +90,8 @@ class _EditorText(QPlainTextEdit):
 class InlineEditor(QFrame):
     """The inline editor of a user message (``messageEditorFrame``).
 
-    Holds the text box (``messageEditor``), Send (``editSendButton``, also Ctrl+Enter) and
-    Cancel (``editCancelButton``, also Esc).
+    Holds the text box (``messageEditor``), Send (``editSendButton``, also Enter like the main
+    input; Shift+Enter inserts a new line) and Cancel (``editCancelButton``, also Esc).
 
     Signals:
         sent(str): Send with the edited text (never empty).
@@ -300,12 +305,16 @@ class MessageActions(QWidget):
         editor.text.selectAll()
         editor.setVisible(True)
         editor.text.setFocus()
+        if self.edit_button is not None:
+            self.edit_button.setVisible(False)  # the editor is open: nothing more to click here
         self.editing_changed.emit(True)
 
     def close_editor(self) -> None:
         """Hide the inline editor (the message is shown again)."""
         if self.editor is not None and self.editor.isVisibleTo(self.editor.parentWidget() or self.editor):
             self.editor.setVisible(False)
+            if self.edit_button is not None:
+                self.edit_button.setVisible(True)
             self.editing_changed.emit(False)
 
     def _on_sent(self, text: str) -> None:

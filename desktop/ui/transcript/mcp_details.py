@@ -8,7 +8,9 @@ when the model got a cut text, a button that shows the whole result.
 
 The cards find their node's ``NodeTools`` (``desktop.ui.node.tools``) by walking up their parents;
 a card outside a node (or a built-in tool's call) shows nothing extra. Everything shown here comes
-from a server: plain text only, never rich text.
+from a server: plain text only, never rich text, and made visible (``desktop.core.visible``). The
+server and tool a card names are the cleaned names the model uses (``desktop.core.mcp.card_names``);
+the server's own spelling shows beside them, escaped, only when it differs.
 """
 
 from __future__ import annotations
@@ -22,7 +24,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from desktop.core.visible import visible_prefix, visible_text
+from desktop.ui.transcript.card_parts import show_all_button
+
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from desktop.core.chat.types import ToolCall
     from desktop.core.mcp import McpToolInfo, McpToolResult
 
@@ -38,6 +45,8 @@ __all__ = [
 ]
 
 _MAX_DESCRIPTION = 1200
+_MAX_TITLE = 80
+_MAX_NAME = 80
 _MAX_IMAGE_SIDE = 320
 _MAX_IMAGE_BYTES = 8 * 1024 * 1024
 
@@ -55,6 +64,10 @@ class CardToolSupport(Protocol):
 
     def result_for(self, name: str, text: str | None) -> McpToolResult | None:
         """The whole result of a recent call."""
+        ...
+
+    def project_folder(self) -> Path | None:
+        """The open project's folder (where ``write_file`` writes), or None."""
         ...
 
 
@@ -90,45 +103,94 @@ def annotation_text(info: McpToolInfo) -> str:
 class McpDetails(QFrame):
     """The MCP part of a permission card (object name ``mcpDetails``).
 
-    Children: ``mcpServerTool`` (server and tool), ``mcpDescription``, ``mcpAnnotations``.
+    Children: ``mcpServerTool`` (one line: the server and tool names the model uses, cleaned by
+    ``card_names``), ``mcpGivenNames`` (the names as the server gave them, made visible, when they
+    differ), ``mcpTitle`` (the tool's title, when it has one), ``mcpDescription`` (under a caption
+    saying the server wrote it; cut with ``mcpDescriptionShowAll``), ``mcpAnnotations``.
+
+    Every name, title and description comes from a server: plain text only, and made visible
+    (``desktop.core.visible``), so none can add a line, reverse one or hide a character.
     """
 
     def __init__(self, info: McpToolInfo, parent: QWidget | None = None) -> None:
+        # Start-up: the transcript loads right after the first paint; the MCP core only with a card.
+        from desktop.core.mcp import card_names
+
         super().__init__(parent)
         self.setObjectName("mcpDetails")
         self.info = info
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
-        title = f" ({info.title})" if info.title and info.title != info.tool else ""
-        line = f"MCP server \u201c{info.server}\u201d \u2014 tool \u201c{info.tool}\u201d{title}"
+        names = card_names(info.name, info.server, info.tool)
+        server = _cut(names.server, _MAX_NAME)
+        tool = _cut(names.tool, _MAX_NAME)
+        line = f"MCP server \u201c{server}\u201d \u2014 tool \u201c{tool}\u201d"
         self.server_tool = self._label(line, "mcpServerTool", bold=True)
-        description = info.description
-        if len(description) > _MAX_DESCRIPTION:
-            description = description[: _MAX_DESCRIPTION - 1] + "…"
-        self.description = self._label(description, "mcpDescription")
+        given = []
+        if names.server_given is not None:
+            given.append(f"server: {names.server_given}")
+        if names.tool_given is not None:
+            given.append(f"tool: {names.tool_given}")
+        self.given_names: QLabel | None = None
+        if given:
+            them = "them" if len(given) > 1 else "it"
+            self.given_names = self._label(f"As the server names {them} \u2014 " + "; ".join(given),
+                                           "mcpGivenNames", quiet=True)
+        self.title: QLabel | None = None
+        if info.title and info.title != info.tool:
+            shown, cut = visible_prefix(info.title, _MAX_TITLE)
+            self.title = self._label(f"Title: {shown}{'…' if cut else ''}", "mcpTitle")
+        self._description = info.description
+        self.description_caption: QLabel | None = None
+        self.show_all: QPushButton | None = None
+        shown, cut = visible_prefix(info.description, _MAX_DESCRIPTION, keep_newlines=True)
+        if shown:
+            self.description_caption = self._label("The server describes it:", "mcpDescriptionCaption",
+                                                   quiet=True)
+        self.description = self._label(shown + ("…" if cut else ""), "mcpDescription")
+        self.description.setContentsMargins(10, 0, 0, 0)  # set off under its caption
+        self.description.setVisible(bool(shown))
+        if cut:
+            self.show_all = show_all_button(self, "mcpDescriptionShowAll", self._show_whole_description)
+            lay.addWidget(self.show_all, 0, Qt.AlignmentFlag.AlignLeft)
         self.annotations = self._label(annotation_text(info), "mcpAnnotations")
         if info.destructive is True:
             self.annotations.setStyleSheet("color: #c62828; font-weight: 600;")
 
-    def _label(self, text: str, name: str, *, bold: bool = False) -> QLabel:
+    def _show_whole_description(self) -> None:
+        self.description.setText(visible_text(self._description, keep_newlines=True))
+
+    def _label(self, text: str, name: str, *, bold: bool = False, quiet: bool = False) -> QLabel:
         label = QLabel(text, self)
         label.setObjectName(name)
         label.setTextFormat(Qt.TextFormat.PlainText)  # server-controlled text
         label.setWordWrap(True)
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        font = label.font()
         if bold:
-            font = label.font()
             font.setBold(True)
-            label.setFont(font)
+        if quiet:
+            font.setItalic(True)
+        label.setFont(font)
         box = self.layout()
         if box is not None:
             box.addWidget(label)
         return label
 
+    def labels(self) -> list[QLabel]:
+        """The labels shown, in order."""
+        return [label for label in (self.server_tool, self.given_names, self.title, self.description_caption,
+                                    self.description, self.annotations)
+                if label is not None and not label.isHidden()]
+
     def toPlainText(self) -> str:  # noqa: N802 - Qt naming, read by tests and accessibility
-        """Server, tool, description and annotations, one per line."""
-        return "\n".join((self.server_tool.text(), self.description.text(), self.annotations.text()))
+        """Server and tool, the given names, title, description and annotations, one per line."""
+        return "\n".join(label.text() for label in self.labels())
+
+
+def _cut(name: str, limit: int) -> str:
+    return name if len(name) <= limit else name[: limit - 1] + "…"
 
 
 class McpResultExtras(QFrame):

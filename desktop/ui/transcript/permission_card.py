@@ -7,30 +7,48 @@ A permission request for a call whose ``path`` argument names a dotfile or anyth
 dot-folder (``.envrc``, ``.git/config``, ``.vscode/tasks.json``) is marked as dangerous: such files
 configure other programs (git hooks, the shell, editor tasks), so one approved write can make them
 run a command.
+
+Nothing the model or a server chose reaches the card raw: the call's name, the argument keys and
+values (``visible_args``, each value cut at ``ARG_VALUE_CHARS`` with "Show all") and the MCP details
+(``McpDetails``) show control, bidi and zero-width characters as escapes, so a name holding a newline
+or U+202E cannot make the card claim another server, tool or argument. A ``write_file`` call shows
+its content as text and what it does to the file there (``desktop.ui.transcript.write_view``).
 """
 
 from __future__ import annotations
 
+import html
 import json
 import re
+from pathlib import Path
 from typing import Literal, TypeAlias
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from desktop.core.chat.types import ToolCall
-from desktop.ui.transcript.card_parts import FitPlainText, mono_font, pretty_args
-from desktop.ui.transcript.mcp_details import McpDetails, find_tool_support
+from desktop.core.visible import visible_args, visible_prefix
+from desktop.ui.transcript.card_parts import FitPlainText, mono_font, show_all_button
+from desktop.ui.transcript.mcp_details import CardToolSupport, McpDetails, find_tool_support
+from desktop.ui.transcript.write_view import WriteFileView
 
 __all__ = [
+    "ARG_VALUE_CHARS",
     "CardDecision",
     "CardMark",
     "DANGER_BUTTON_STYLE",
     "DANGER_PATH_CHARS",
+    "NAME_CHARS",
     "PermissionCard",
     "danger_warning_text",
     "dotted_path",
+    "write_file_args",
 ]
+
+ARG_VALUE_CHARS = 2000
+"""Characters of one argument key or value the card shows before "…" and "Show all"."""
+NAME_CHARS = 120
+"""Characters of a call's name the card shows before "…"."""
 
 CardDecision: TypeAlias = Literal["approve", "deny", "always"]
 """What the permission card's three buttons decide (``approveButton``, ``denyButton``,
@@ -104,13 +122,18 @@ class PermissionCard(QFrame):
     A call whose ``path`` argument names a dotfile or dot-folder (``dotted_path``) also shows a
     warning line (``dangerWarning``) and a red Approve button (property ``danger`` true). An MCP
     call shows its server, tool, description and annotations (``mcpDetails``) and a fourth button,
-    ``alwaysAllowServerButton``, which grants the server in this node and approves.
+    ``alwaysAllowServerButton``, which grants the server in this node and approves. A
+    ``write_file`` call with a string path and content shows a ``WriteFileView`` (``writeFileView``)
+    instead of the arguments box (``permissionArgs``).
 
     Signals:
         decided(str, str): ``(call_id, decision)``; the decision is a ``CardDecision``.
 
     Attributes:
         danger_label: the warning line, or None when the request is not marked dangerous.
+        write_view: the ``write_file`` view, or None.
+        args_view: the arguments box (None when ``write_view`` shows the call).
+        args_show_all: "Show all" under the arguments box when a value was cut, or None.
     """
 
     decided = Signal(str, str)
@@ -119,15 +142,16 @@ class PermissionCard(QFrame):
         super().__init__(parent)
         self.setObjectName("permissionCard")
         self.call_id = call.id
-        self.tool_name = call.name
+        shown_name, name_cut = visible_prefix(call.name, NAME_CHARS)
+        self.tool_name = shown_name + ("…" if name_cut else "")  # as shown: made visible, cut
         lay = QVBoxLayout(self)
         lay.setContentsMargins(10, 8, 10, 10)
         lay.setSpacing(6)
-        title = QLabel(f"Allow <b>{_esc(call.name)}</b> to run with these arguments?", self)
-        title.setObjectName("permissionTitle")
-        title.setTextFormat(Qt.TextFormat.RichText)
-        title.setWordWrap(True)
-        lay.addWidget(title)
+        self.title = QLabel(f"Allow <b>{html.escape(self.tool_name)}</b> to run with these arguments?", self)
+        self.title.setObjectName("permissionTitle")
+        self.title.setTextFormat(Qt.TextFormat.RichText)
+        self.title.setWordWrap(True)
+        lay.addWidget(self.title)
         support = find_tool_support(parent) if parent is not None else None
         info = support.tool_details(call.name) if support is not None else None
         self.mcp_details = McpDetails(info, self) if info is not None else None
@@ -146,11 +170,16 @@ class PermissionCard(QFrame):
             self.danger_label.setFont(bold)
             self.danger_label.setAccessibleName("Warning")
             lay.addWidget(self.danger_label)
-        self.args_view = FitPlainText("permissionArgs", 16, self)
-        self.args_view.setFont(mono_font())
-        self.args_view.set_text(pretty_args(call.args_json))
-        self.args_view.setAccessibleName(f"Arguments of {call.name}")
-        lay.addWidget(self.args_view)
+        self.write_view: WriteFileView | None = None
+        self.args_view: FitPlainText | None = None
+        self.args_show_all: QPushButton | None = None
+        write = write_file_args(call) if info is None else None
+        if write is not None:
+            folder = _project_folder(support)
+            self.write_view = WriteFileView(write[0], write[1], folder, self)
+            lay.addWidget(self.write_view)
+        else:
+            self._args_view(call, lay)
         row = QHBoxLayout()
         row.setSpacing(6)
         self.approve_button = QPushButton("Approve", self)
@@ -184,9 +213,27 @@ class PermissionCard(QFrame):
                 self._decide("approve")
 
             self.server_button.clicked.connect(allow_server)
-            row.addWidget(self.server_button)
+            server_row = QHBoxLayout()  # a row of its own: four buttons in one would widen a narrow node
+            server_row.addWidget(self.server_button)
+            server_row.addStretch(1)
         row.addStretch(1)
         lay.addLayout(row)
+        if self.server_button is not None:
+            lay.addLayout(server_row)
+
+    def _args_view(self, call: ToolCall, lay: QVBoxLayout) -> None:
+        """The arguments, keys and values made visible, long values cut with "Show all"."""
+        view = self.args_view = FitPlainText("permissionArgs", 16, self)
+        view.setFont(mono_font())
+        text, cut = visible_args(call.args_json, value_limit=ARG_VALUE_CHARS)
+        view.set_text(text)
+        view.setAccessibleName(f"Arguments of {self.tool_name}")
+        lay.addWidget(view)
+        if cut:
+            args_json = call.args_json
+            self.args_show_all = show_all_button(self, "argsShowAllButton",
+                                                 lambda: view.set_text(visible_args(args_json)[0]))
+            lay.addWidget(self.args_show_all, 0, Qt.AlignmentFlag.AlignLeft)
 
     def _decide(self, decision: CardDecision) -> None:
         for button in (self.approve_button, self.deny_button, self.always_button, self.server_button):
@@ -201,9 +248,31 @@ class PermissionCard(QFrame):
             lines.append(self.mcp_details.toPlainText())
         if self.danger_label is not None:
             lines.append(self.danger_label.text())
-        lines.append(self.args_view.toPlainText())
+        if self.write_view is not None:
+            lines.append(self.write_view.toPlainText())
+        if self.args_view is not None:
+            lines.append(self.args_view.toPlainText())
         return "\n".join(lines)
 
 
-def _esc(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+def write_file_args(call: ToolCall) -> tuple[str, str] | None:
+    """``(path, content)`` of a ``write_file`` call whose arguments hold both as strings, else None
+    (odd arguments are shown as arguments: the tool itself will refuse them)."""
+    if call.name != "write_file":
+        return None
+    try:
+        args = json.loads(call.args_json) if call.args_json.strip() else None
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(args, dict):
+        return None
+    path, content = args.get("path"), args.get("content")
+    if not isinstance(path, str) or not isinstance(content, str):
+        return None
+    return path, content
+
+
+def _project_folder(support: CardToolSupport | None) -> Path | None:
+    getter = getattr(support, "project_folder", None)
+    folder = getter() if callable(getter) else None
+    return folder if isinstance(folder, Path) else None

@@ -1,23 +1,44 @@
 """The tool card: one tool call under the answer that made it, updated in place.
 
-It shows the call's name, an argument summary, its status and a collapsible result; while the call
-awaits approval it embeds the permission card. ``toPlainText()`` is what it shows.
+It shows the call's name, an argument summary (tooltip: the arguments), its status and a collapsible
+result; while the call awaits approval it embeds the permission card. The name and the arguments are
+the model's: made visible (``desktop.core.visible``) and cut. ``toPlainText()`` is what it shows.
 """
 
 from __future__ import annotations
 
 import html
-import json
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
 from desktop.core.chat.types import ToolCall
-from desktop.ui.transcript.card_parts import ARROW_DOWN, ARROW_RIGHT, FitPlainText, mono_font, pretty_args
+from desktop.core.visible import visible_args, visible_prefix
+from desktop.ui.transcript.card_parts import ARROW_DOWN, ARROW_RIGHT, FitPlainText, mono_font, summarize_args
 from desktop.ui.transcript.mcp_details import mcp_result_extras
 from desktop.ui.transcript.permission_card import CardDecision, CardMark, PermissionCard
 
-__all__ = ["STATUS_TEXT", "ToolCard", "summarize_args"]
+__all__ = ["STATUS_TEXT", "TOOLTIP_VALUE_CHARS", "ToolCard", "shown_name", "summarize_args"]
+
+TOOLTIP_VALUE_CHARS = 200
+"""Characters of one argument value the tooltip shows before "…"."""
+_TOOLTIP_CHARS = 4000
+_NAME_CHARS = 120
+
+
+def shown_name(name: str) -> str:
+    """A call's name as a card shows it: made visible (``visible_text``) and cut."""
+    shown, cut = visible_prefix(name, _NAME_CHARS)
+    return shown + "…" if cut else shown
+
+
+def _tooltip(args_json: str) -> str:
+    """The arguments for the tooltip: visible, values cut, whole lines up to ``_TOOLTIP_CHARS``."""
+    text, _cut = visible_args(args_json, value_limit=TOOLTIP_VALUE_CHARS)
+    if len(text) > _TOOLTIP_CHARS:
+        text = text[: text.rfind("\n", 0, _TOOLTIP_CHARS) + 1] + "…"
+    # Model-controlled text: escaped, or Qt would render (and load) any HTML it starts with.
+    return f"<pre>{html.escape(text)}</pre>"
 
 STATUS_TEXT: dict[str, str] = {
     "awaiting_approval": "needs approval",
@@ -28,28 +49,6 @@ STATUS_TEXT: dict[str, str] = {
     "skipped": "skipped",
     "interrupted": "not run (interrupted)",
 }
-
-
-def summarize_args(args_json: str, limit: int = 90) -> str:
-    """A one-line summary of the arguments: ``path="a.txt", content="hello…"``."""
-    text = args_json.strip()
-    try:
-        value = json.loads(text) if text else {}
-    except ValueError:
-        value = None
-    if isinstance(value, dict):
-        parts = []
-        for key, val in value.items():
-            shown = json.dumps(val, ensure_ascii=False) if not isinstance(val, str) else json.dumps(val)
-            if len(shown) > 40:
-                shown = shown[:39] + "…"
-            parts.append(f"{key}={shown}")
-        summary = ", ".join(parts)
-    else:
-        summary = " ".join(text.split())
-    if len(summary) > limit:
-        summary = summary[: limit - 1] + "…"
-    return summary
 
 
 class ToolCard(QFrame):
@@ -81,9 +80,10 @@ class ToolCard(QFrame):
         icon = QLabel("⚙", self)
         icon.setObjectName("toolIcon")
         head.addWidget(icon)
-        self.name_label = QLabel(call.name, self)
+        self.name_label = QLabel(shown_name(call.name), self)
         self.name_label.setObjectName("toolName")
         self.name_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.name_label.setMinimumWidth(60)  # a long name is clipped (whole in its tooltip)
         head.addWidget(self.name_label)
         self.args_label = QLabel(self)
         self.args_label.setObjectName("toolArgs")
@@ -115,10 +115,11 @@ class ToolCard(QFrame):
     def update_call(self, call: ToolCall) -> None:
         """Show the latest state of the call (same id)."""
         self.call = call.copy()
-        self.name_label.setText(call.name)
+        self.name_label.setText(shown_name(call.name))
+        # Model-controlled text: escaped, or Qt would take a name starting with "<" for rich text.
+        self.name_label.setToolTip(f"<p>{html.escape(shown_name(call.name))}</p>")
         self.args_label.setText(summarize_args(call.args_json))
-        # Model-controlled text: escaped, or Qt would render (and load) any HTML it starts with.
-        self.args_label.setToolTip(f"<pre>{html.escape(pretty_args(call.args_json)[:4000])}</pre>")
+        self.args_label.setToolTip(_tooltip(call.args_json))
         status = call.status
         shown_status: str = status
         if status == "awaiting_approval" and self._decided:
@@ -202,7 +203,8 @@ class ToolCard(QFrame):
 
     def toPlainText(self) -> str:  # noqa: N802
         """What the card shows, as text: name, arguments, status and result."""
-        parts = [f"{self.call.name}({summarize_args(self.call.args_json)}) — {self.status_label.text()}"]
+        call = f"{shown_name(self.call.name)}({summarize_args(self.call.args_json)})"
+        parts = [f"{call} — {self.status_label.text()}"]
         if self.call.result is not None:
             parts.append(self.call.result)
         if self.permission is not None:
