@@ -163,6 +163,7 @@ async def test_ollama_and_lm_studio_are_found_with_their_models(servers: dict[st
         None,
     )
     assert provider.models == ["llama3.2:latest", "qwen3:8b"] and provider.base_url == ollama.base_url
+    assert provider.context_lengths == {"llama3.2:latest": 131072, "qwen3:8b": 40960}  # for the meter
     assert lmstudio.models == ("qwen/qwen3-8b", "text-embedding-nomic")
     assert lmstudio.provider().id == "lmstudio" and lmstudio.provider().needs_key is False
 

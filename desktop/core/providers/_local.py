@@ -99,7 +99,8 @@ class LocalServer:
     context_lengths: Mapping[str, int] = field(default_factory=dict)
 
     def provider(self) -> ProviderSettings:
-        """This server as a provider preset: OpenAI-compatible, no key, its own models."""
+        """This server as a provider preset: OpenAI-compatible, no key, its own models and the context
+        lengths it reported (the context meter's source for them)."""
         base = preset(self.kind.id)
         if base is None:
             base = ProviderSettings(id=self.kind.id, name=self.kind.name, api="openai",
@@ -108,6 +109,7 @@ class LocalServer:
         base.needs_key = False
         base.key_env = None
         base.models = list(self.models)
+        base.context_lengths = dict(self.context_lengths)
         return base
 
 
