@@ -112,6 +112,24 @@ class LocalServer:
         base.context_lengths = dict(self.context_lengths)
         return base
 
+    def add_to(self, providers: list[ProviderSettings]) -> ProviderSettings:
+        """Offer this server in ``providers`` (in place): the entry with its id gets its address, models
+        and context lengths and needs no key (its name and other fields are kept), else ``provider()``
+        is appended.
+
+        Returns:
+            The entry in ``providers``.
+        """
+        found = self.provider()
+        for entry in providers:
+            if entry.id == found.id:
+                entry.base_url, entry.models = found.base_url, found.models
+                entry.context_lengths = found.context_lengths
+                entry.needs_key, entry.key_env = False, None
+                return entry
+        providers.append(found)
+        return found
+
 
 def _host(host: str) -> str:
     return f"[{host}]" if ":" in host and not host.startswith("[") else host

@@ -336,12 +336,8 @@ class MainWindow(QMainWindow):
 
     @property
     def probe_task(self) -> asyncio.Task[Any] | None:
-        """The first run's probe of the local servers (its result: the provider id found, or None)."""
+        """The first run's probe of the local servers (its result: the ``LocalServer``s found)."""
         return self.first_run.probe_task
-
-    def use_local_provider(self, provider_id: str) -> None:
-        """Make the keyless local provider ``provider_id`` the default (saved) and drop the welcome."""
-        self.first_run.use_local_provider(provider_id)
 
     def try_demo(self) -> None:
         """Switch to the offline demo: start the demo provider and move idle unconfigured nodes onto it."""
