@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -176,11 +177,15 @@ class ImportDialog(QDialog):
         self.list.setUniformRowHeights(True)
         self.list.setAlternatingRowColors(True)
         self.list.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.list.setStyleSheet("QTreeView::item { padding: 3px 0px; }")
+        for column in (2, 3):
+            self.list.headerItem().setTextAlignment(
+                column, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         header = self.list.header()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for column in range(1, len(_COLUMNS)):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        for column in range(1, len(_COLUMNS)):  # sized to every row once filled, not to the filtered ones
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
         self.list.itemChanged.connect(self._update_count)
         root.addWidget(self.list, 1)
 
@@ -196,6 +201,7 @@ class ImportDialog(QDialog):
                                        self)
         self.replace_check.setObjectName("replaceCheck")
         self.replace_check.toggled.connect(self._update_count)
+        self.replace_check.hide()  # shown when the export holds conversations imported before
         root.addWidget(self.replace_check)
 
         self.progress = QProgressBar(self)
@@ -258,6 +264,8 @@ class ImportDialog(QDialog):
             self.list.addTopLevelItems([self._row(e) for e in preview.entries])
             self.list.header().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # file order until a
             self.list.setSortingEnabled(True)  # header is clicked
+            for column in range(1, len(_COLUMNS)):
+                self.list.resizeColumnToContents(column)
         finally:
             self.list.blockSignals(False)
             self.list.setUpdatesEnabled(True)
@@ -290,8 +298,9 @@ class ImportDialog(QDialog):
         self.status.setText("")
         self.summary.setPlainText(text)
         self.summary.show()
-        self.list.hide()
-        self.problems.hide()
+        for widget in (self.list, self.problems, self.filter_edit, self.select_all_button,
+                       self.select_none_button, self.replace_check):
+            widget.hide()
         self._finish()
 
     def begin_import(self) -> None:
@@ -332,6 +341,7 @@ class ImportDialog(QDialog):
         row.setToolTip(0, f"{entry.title}\nid {entry.original_id}")
         if entry.original_id in self._already:
             row.setText(4, "already imported")
+            row.setForeground(4, self.palette().brush(QPalette.ColorRole.PlaceholderText))
             row.setToolTip(4, "Already in this project: skipped unless “Replace conversations already "
                               "imported” is ticked")
         return row

@@ -325,8 +325,9 @@ class ImportFlow(QObject):
             self._host.save_project()
         area = self._host.node_area
         first = area.node(added[0]) if added else None
-        if first is not None:
+        if first is not None:  # the first new node in front, the keys in its message input (not its title)
             area.mdi.setActiveSubWindow(area.subwindow_of(first))
+            first.setFocus()
         from desktop.ui.window.import_dialog import summary_text  # start-up: loaded on first use
 
         text = summary_text(outcome.report, outcome.notices, added=len(added) if left else None)
