@@ -142,6 +142,11 @@ def test_import_from_the_file_menu_keeps_the_branches_and_costs_nothing(
     button = child(dialog, QPushButton, "importButton")
     assert button.text() == "Import 3 conversations"
 
+    click(qtbot, child(dialog, QPushButton, "selectNoneButton"))
+    assert [r[0] for r in rows(dialog)] == [" v"] * 3 and not button.isEnabled()
+    click(qtbot, child(dialog, QPushButton, "selectAllButton"))
+    assert [r[0] for r in rows(dialog)] == ["xv"] * 3 and button.text() == "Import 3 conversations"
+
     # The filter, then "Select none" on what it shows; then a tick by keyboard on the list.
     qtbot.keyClicks(child(dialog, QLineEdit, "importFilter"), "paris")
     assert [r[0] for r in rows(dialog)] == ["x ", "x ", "xv"]

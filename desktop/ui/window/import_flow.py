@@ -141,6 +141,9 @@ class ImportFlow(QObject):
 
         self._wire()
         self.close_dialog()
+        if self._adding:  # a previous import was still adding nodes: it stops here
+            self._adding = []
+            self._hold_paint(False)
         self._token += 1
         token = self._token
         self._path, self._store = path, store
@@ -158,6 +161,12 @@ class ImportFlow(QObject):
         threading.Thread(target=self._read_preview, args=(token, path, existing, cancel),
                          name="chatnodes-import-preview", daemon=True).start()
         return dialog
+
+    def shutdown(self) -> None:
+        """The window closes: stop what runs and drop every result still to come."""
+        self.cancel()
+        self._token += 1
+        self._adding = []
 
     def _writable(self) -> bool:
         store = self._host.store
@@ -288,7 +297,13 @@ class ImportFlow(QObject):
         self._adding, self._added = list(outcome.nodes), []
         if dialog is not None:
             dialog.begin_adding()
+        self._hold_paint(True)
         self._add_some(token, job)
+
+    def _hold_paint(self, hold: bool) -> None:
+        """While nodes are added the node area is not repainted (each turn would paint every sub-window
+        again); the window still answers, the dialog shows the progress, one paint shows them all."""
+        self._host.node_area.mdi.viewport().setUpdatesEnabled(not hold)
 
     def _add_some(self, token: int, job: ImportJob) -> None:
         """Add nodes for a few milliseconds, then let the event loop run and come back."""
@@ -321,6 +336,7 @@ class ImportFlow(QObject):
         assert outcome is not None
         added, left = self._added, len(self._adding)
         self._adding = []
+        self._hold_paint(False)
         if added or outcome.report.replaced_node_ids:
             self._host.save_project()
         area = self._host.node_area

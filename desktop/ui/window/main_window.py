@@ -425,6 +425,7 @@ class MainWindow(QMainWindow):
 
     def _release(self) -> None:
         """Save the project, release it and shut the nodes down (the runs are stopped)."""
+        self.imports.shutdown()  # an import still running stops; what it made is never added
         self.save_project()
         if self.projects.store is not None:
             self.projects.store.release()  # another window or instance may now take the project over
