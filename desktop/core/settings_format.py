@@ -35,7 +35,8 @@ SETTINGS_VERSION = 1
 _API_KINDS: tuple[ApiKind, ...] = ("openai", "anthropic")
 _ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PROVIDER_KEYS = frozenset(
-    {"id", "name", "api", "base_url", "needs_key", "key_env", "models", "max_tokens", "thinking_budget"}
+    {"id", "name", "api", "base_url", "needs_key", "key_env", "models", "max_tokens", "thinking_budget",
+     "context_lengths"}
 )
 _SETTINGS_KEYS = frozenset(
     {
@@ -71,6 +72,8 @@ class ProviderSettings:
         models: Known model ids, the first is the provider's default.
         max_tokens: Output budget sent with each request (Anthropic requires one).
         thinking_budget: Turns on Anthropic extended thinking with this many tokens.
+        context_lengths: ``{model id: tokens}`` the provider itself reported (a local server found by
+            ``probe_local_servers``); the context meter prefers them to the built-in tables.
         extra: Unknown keys of this provider's JSON object, written back verbatim.
     """
 
@@ -83,6 +86,7 @@ class ProviderSettings:
     models: list[str] = field(default_factory=list)
     max_tokens: int = 8192
     thinking_budget: int | None = None
+    context_lengths: dict[str, int] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def copy(self) -> ProviderSettings:
@@ -206,6 +210,9 @@ def _provider_from_dict(raw: object, where: str, problems: list[str]) -> Provide
         problems.append(f"{where}.thinking_budget: must be null or an integer of at least 1024")
     elif budget is not None and _is_int(max_tokens) and budget >= max_tokens:
         problems.append(f"{where}.thinking_budget: must be below max_tokens ({max_tokens})")
+    contexts = raw.get("context_lengths", {})
+    if not isinstance(contexts, dict) or not all(_is_int(v) and v > 0 for v in contexts.values()):
+        problems.append(f"{where}.context_lengths: must be an object of model id → positive integer (tokens)")
     if len(problems) > start:
         return None
     return ProviderSettings(
@@ -218,6 +225,7 @@ def _provider_from_dict(raw: object, where: str, problems: list[str]) -> Provide
         models=list(cast(list[str], models)),
         max_tokens=cast(int, max_tokens),
         thinking_budget=cast("int | None", budget),
+        context_lengths=dict(cast("dict[str, int]", contexts)),
         extra={k: copy.deepcopy(v) for k, v in raw.items() if k not in _PROVIDER_KEYS},
     )
 
@@ -329,6 +337,8 @@ def _provider_to_dict(p: ProviderSettings) -> dict[str, Any]:
         "max_tokens": p.max_tokens,
         "thinking_budget": p.thinking_budget,
     }
+    if p.context_lengths:
+        out["context_lengths"] = dict(p.context_lengths)
     for k, v in p.extra.items():
         if k not in out:
             out[k] = copy.deepcopy(v)

@@ -219,6 +219,21 @@ def linear_chatgpt(
     return c.to_dict(current=parent)
 
 
+def deep_branching_chatgpt(levels: int, conv_id: str = "conv-deep", title: str = "Deep") -> dict[str, Any]:
+    """Forks nested ``levels`` deep: at each level the answer was regenerated, and the conversation
+    went on below the *older* answer (the shown path is the newest answer of the first question)."""
+    c = ChatGPT(title, conv_id)
+    parent = c.top
+    first_new = ""
+    for level in range(levels):
+        u = c.text(f"u{level}", parent, "user", f"question {level}")
+        old = c.text(f"old{level}", u, "assistant", f"first answer {level}", model="gpt-4o")
+        new = c.text(f"new{level}", u, "assistant", f"regenerated answer {level}", model="gpt-4o")
+        first_new = first_new or new
+        parent = old
+    return c.to_dict(current=first_new)
+
+
 class Claude:
     """One Claude conversation (flat ``chat_messages``, parents by uuid)."""
 

@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from import_builders import branchy_chatgpt, branchy_claude, chatgpt_zip, write_json
+from import_builders import branchy_chatgpt, branchy_claude, chatgpt_zip, deep_branching_chatgpt, write_json
 
 from desktop.core.chat import versions as V
 from desktop.core.importers import (
@@ -45,6 +45,32 @@ def test_import_into_a_new_project_and_load_it_back(tmp_path: Path) -> None:
         ("edit", 2, 2),
     ]
     assert not (Path(os.environ["CHATNODES_CONFIG_DIR"]) / "usage.jsonl").exists()  # the ledger is untouched
+
+
+def test_a_deeply_branching_export_is_one_node_and_the_project_file_stays_shallow(tmp_path: Path) -> None:
+    from desktop.core._docstore import MAX_DEPTH, depth_exceeds, parse_document
+
+    levels = 150  # each level nests the next fork inside a stored version
+    folder = tmp_path / "project"
+    with ProjectStore(folder, history_cap_bytes=50 * 1024 * 1024) as store:
+        path = write_json(tmp_path / "c.json", [deep_branching_chatgpt(levels)])
+        outcome, saved = import_into_project(store, path)
+    assert saved is not None
+    (item,) = outcome.report.imported
+    assert len(item.node_ids) == 1 and item.branches == levels + 1  # no "Deep (branch k)" nodes
+    raw = (folder / "project.json").read_bytes()
+    doc, _repaired = parse_document(raw)  # within MAX_DEPTH, or this raises
+    assert not depth_exceeds(doc, 24) and 24 < MAX_DEPTH  # as shallow as with a single fork
+    with ProjectStore(folder, history_cap_bytes=50 * 1024 * 1024) as store:
+        loaded = store.open()
+    assert loaded.error is None and not loaded.notices
+    (node,) = loaded.value.nodes
+    conv = node.conversation
+    assert [m.content for m in conv.messages] == ["question 0", "regenerated answer 0"]
+    for level in range(levels - 1):  # every level reachable: switch to the first answer, go down
+        V.switch_fork(conv, conv.messages[2 * level].id, "answer", 1)
+    assert conv.messages[-1].content == f"regenerated answer {levels - 1}"
+    assert len(conv.messages) == 2 * levels
 
 
 def test_an_existing_project_keeps_its_nodes(tmp_path: Path) -> None:

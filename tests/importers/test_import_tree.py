@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from desktop.core.chat import versions as V
 from desktop.core.chat.conversation import Conversation, message_from_dict, message_to_dict
 from desktop.core.chat.types import ChatMessage
-from desktop.core.importers import MAX_NESTING, TreeError, TreeNode, build_versions
+from desktop.core.importers import TreeError, TreeNode, build_versions
 
 
 def node(key: str, parent: str | None, role: str = "user", ts: int = 0) -> TreeNode:
@@ -177,12 +177,11 @@ def test_long_chains_are_walked_without_recursion() -> None:
     assert len(conv.messages) == n
 
 
-def test_nesting_deeper_than_the_limit_becomes_extra_conversations() -> None:
-    # Each level: the shown path regenerates, the older answer carries the next level's fork.
+def deep_forks(levels: int) -> list[TreeNode]:
+    """Each level: the shown path regenerates (``new``), the older answer (``old``) carries the next level."""
     spec: list[tuple[str, str | None, str]] = []
     parent: str | None = None
-    depth = MAX_NESTING + 3
-    for level in range(depth):
+    for level in range(levels):
         spec += [
             (f"u{level}", parent, "user"),
             (f"new{level}", f"u{level}", "assistant"),
@@ -190,33 +189,52 @@ def test_nesting_deeper_than_the_limit_becomes_extra_conversations() -> None:
         ]
         parent = f"old{level}"
     nodes = tree(spec)
-    # Make the "new" answers newer than "old" ones in sibling order but show the path through "new0".
-    for n in nodes:
+    for n in nodes:  # the "old" answers are older siblings: the tail below a fork takes the newest
         if n.key.startswith("old"):
             n.order = (-1.0, 0)
-    built = build_versions(nodes, "new0", max_nesting=4)
-    assert built.extras, "levels past the limit must become extra conversations"
-    for extra in built.extras:
-        prefix = [m for m in extra if V.FORKED_FROM_KEY in m.extra]
-        assert prefix and extra[0] is prefix[0]  # the path down to the fork, copied, comes first
+    return nodes
+
+
+def json_depth(obj: object) -> int:
+    best, stack = 0, [(obj, 1)]
+    while stack:
+        item, d = stack.pop()
+        best = max(best, d)
+        if isinstance(item, dict):
+            stack.extend((v, d + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, d + 1) for v in item)
+    return best
+
+
+def test_forks_nested_any_depth_stay_versions_of_one_conversation_in_a_flat_table() -> None:
+    levels = 60  # 16 used to be the limit (deeper branches became extra nodes "Title (branch k)")
+    nodes = deep_forks(levels)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(150)  # the build is iterative: nested forks never recurse
+    try:
+        built = build_versions(nodes, "new0")
+    finally:
+        sys.setrecursionlimit(limit)
+    assert built.extras == [] and built.forks == levels
     conv = Conversation("c", built.messages, 0)
-    found = set(every_original(conv.messages))
-    for extra in built.extras:
-        found |= set(every_original([m for m in extra if V.FORKED_FROM_KEY not in m.extra]))
-    assert found == {n.key for n in nodes}
-
-    def depth_of(obj: object) -> int:
-        best, stack = 0, [(obj, 1)]
-        while stack:
-            item, d = stack.pop()
-            best = max(best, d)
-            if isinstance(item, dict):
-                stack.extend((v, d + 1) for v in item.values())
-            elif isinstance(item, list):
-                stack.extend((v, d + 1) for v in item)
-        return best
-
-    assert max(depth_of(message_to_dict(m)) for m in built.messages) <= 4 * 4 + 4
+    assert texts(conv) == ["u0", "new0"]
+    assert set(every_original(conv.messages)) == {n.key for n in nodes}
+    # One table, on the path message that owns every fork below it; no stored message has one.
+    assert V.TAILS_KEY in conv.messages[0].extra
+    assert V.flatten_versions(conv.messages) == 0  # already the flat form
+    depth = max(json_depth(message_to_dict(m)) for m in conv.messages)
+    assert depth <= 12  # message, table, tail, message, record: the same for 1 or 60 levels
+    shallow = build_versions(deep_forks(2), "new0").messages
+    assert max(json_depth(message_to_dict(m)) for m in shallow) == depth
+    # Walk down: at each level switch to the older answer, whose continuation holds the next fork.
+    for level in range(levels - 1):
+        carrier = conv.messages[2 * level]
+        assert controls(conv)[f"new{level}"] == ("answer", 2, 2)  # the ‹ 2/2 › under the shown answer
+        V.switch_fork(conv, carrier.id, "answer", 1)
+        assert texts(conv)[-3:] == [f"old{level}", f"u{level + 1}", f"new{level + 1}"]
+        assert controls(conv)[f"old{level}"] == ("answer", 1, 2)
+    assert len(conv.messages) == 2 * levels
 
 
 def test_a_tangled_tree_is_refused_with_a_message() -> None:
@@ -237,7 +255,8 @@ def test_imported_versions_persist_and_load_back() -> None:
 
     again = deserialize_conversation(conversation_to_json(conv))
     assert controls(again) == {"a1r": ("answer", 2, 2)}
-    stored = again.messages[0].extra[V.ANSWERS_KEY]["others"][0]
+    (ref,) = again.messages[0].extra[V.ANSWERS_KEY]["others"]
+    stored = again.messages[0].extra[V.TAILS_KEY][ref]  # the tail sits in the carrier's flat table
     assert [message_from_dict(d).content for d in stored] == ["a1"]
     json.dumps(stored)
 

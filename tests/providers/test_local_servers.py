@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
+from local_server_fakes import FakeServer, lmstudio_route, ollama_route
 
 from desktop.core.chat.types import ChatError, ChatMessage, ProviderConfig
 from desktop.core.providers import (
@@ -22,103 +21,6 @@ from desktop.core.providers import (
     local_server_hint,
     probe_local_servers,
 )
-
-Route = Callable[[str, str, bytes], tuple[int, object] | None]
-
-
-class _Handler(BaseHTTPRequestHandler):
-    route: Route
-    requests: list[tuple[str, str, bytes]]
-    release: threading.Event
-
-    def _serve(self, method: str) -> None:
-        body = self.rfile.read(int(self.headers.get("content-length") or 0))
-        self.requests.append((method, self.path, body))
-        answer = self.route(method, self.path, body)
-        if answer is None:  # hang (a server that never answers) until the test ends
-            self.release.wait(30)
-            return
-        status, payload = answer
-        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header(
-            "content-type", "application/json" if not isinstance(payload, bytes) else "text/html"
-        )
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_GET(self) -> None:  # noqa: N802 - http.server API
-        self._serve("GET")
-
-    def do_POST(self) -> None:  # noqa: N802 - http.server API
-        self._serve("POST")
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
-class FakeServer:
-    """A small real HTTP server on 127.0.0.1 with an ephemeral port, in its own thread."""
-
-    def __init__(self, route: Route) -> None:
-        self.requests: list[tuple[str, str, bytes]] = []
-        self.release = threading.Event()
-        handler = type(
-            "H",
-            (_Handler,),
-            {"route": staticmethod(route), "requests": self.requests, "release": self.release},
-        )
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.release.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-def ollama_route(method: str, path: str, body: bytes) -> tuple[int, object] | None:
-    if method == "GET" and path == "/api/tags":
-        return 200, {
-            "models": [
-                {
-                    "name": "llama3.2:latest",
-                    "model": "llama3.2:latest",
-                    "size": 2019393189,
-                    "details": {"family": "llama"},
-                },
-                {"name": "qwen3:8b", "model": "qwen3:8b", "details": {"family": "qwen3"}},
-            ]
-        }
-    if method == "POST" and path == "/api/show":
-        name = json.loads(body)["model"]
-        if name.startswith("llama"):
-            return 200, {
-                "parameters": 'stop "<|eot_id|>"',
-                "model_info": {
-                    "general.architecture": "llama",
-                    "llama.context_length": 131072,
-                    "llama.embedding_length": 3072,
-                },
-            }
-        return 200, {"model_info": {"general.architecture": "qwen3", "qwen3.context_length": 40960}}
-    return 404, {"error": "not found"}
-
-
-def lmstudio_route(method: str, path: str, body: bytes) -> tuple[int, object] | None:
-    if method == "GET" and path == "/v1/models":
-        return 200, {
-            "object": "list",
-            "data": [
-                {"id": "qwen/qwen3-8b", "object": "model", "owned_by": "organization_owner"},
-                {"id": "text-embedding-nomic", "object": "model"},
-            ],
-        }
-    return 404, {"error": "Unexpected endpoint"}
 
 
 @pytest.fixture
@@ -163,6 +65,7 @@ async def test_ollama_and_lm_studio_are_found_with_their_models(servers: dict[st
         None,
     )
     assert provider.models == ["llama3.2:latest", "qwen3:8b"] and provider.base_url == ollama.base_url
+    assert provider.context_lengths == {"llama3.2:latest": 131072, "qwen3:8b": 40960}  # for the meter
     assert lmstudio.models == ("qwen/qwen3-8b", "text-embedding-nomic")
     assert lmstudio.provider().id == "lmstudio" and lmstudio.provider().needs_key is False
 
@@ -257,3 +160,21 @@ async def test_the_drivers_hook_on_the_usual_port() -> None:
         with pytest.raises(ChatError) as listing:
             await list_models(config, client)
         assert listing.value.message.startswith("Ollama is not running at")
+
+
+def test_a_found_server_updates_its_entry_or_is_added() -> None:
+    from desktop.core.providers import LocalServer
+    from desktop.core.settings import default_settings
+
+    ollama = LocalServer(LOCAL_SERVER_KINDS[0], "http://127.0.0.1:5555/v1", ("llama3.2:latest",),
+                         {"llama3.2:latest": 131072})
+    settings = default_settings()
+    settings.providers[-2].name = "My Ollama"
+    count = len(settings.providers)
+    entry = ollama.add_to(settings.providers)
+    assert len(settings.providers) == count and entry is settings.providers[-2]
+    assert (entry.name, entry.base_url, entry.models, entry.context_lengths, entry.needs_key) == (
+        "My Ollama", "http://127.0.0.1:5555/v1", ["llama3.2:latest"], {"llama3.2:latest": 131072}, False)
+    providers: list[Any] = []
+    added = ollama.add_to(providers)
+    assert providers == [added] and added.name == "Ollama"

@@ -103,6 +103,21 @@ def test_written_format_matches_design(tmp_path: Path) -> None:
     }
 
 
+def test_a_providers_reported_context_lengths_round_trip_and_are_checked(tmp_path: Path) -> None:
+    store = SettingsStore(tmp_path)
+    s = default_settings()
+    s.providers[-2].context_lengths = {"llama3.2:latest": 131072}
+    store.save(s)
+    raw = json.loads(store.path.read_text(encoding="utf-8"))
+    assert raw["providers"][-2]["context_lengths"] == {"llama3.2:latest": 131072}
+    assert "context_lengths" not in raw["providers"][0]  # written only where a server reported some
+    assert SettingsStore(tmp_path).load() == s
+    bad = {"providers": [{"id": "x", "api": "openai", "base_url": "http://127.0.0.1:9/v1",
+                          "context_lengths": {"m": "big"}}]}
+    with pytest.raises(SettingsError, match=r"providers\[0\]\.context_lengths"):
+        settings_from_dict(bad)
+
+
 def test_minimal_file_fills_defaults() -> None:
     s = settings_from_dict(
         {"providers": [{"id": "x", "api": "openai", "base_url": "http://127.0.0.1:9/v1"}]}

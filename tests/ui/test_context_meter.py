@@ -31,3 +31,15 @@ def test_the_meter_shows_turns_amber_and_hides(qtbot: Any, make_env: Any) -> Non
     state.conversation.messages.extend(_answer(3, Usage(1, 1), "no-such-model-xyz"))
     env.node.reload_settings()
     assert not meter.isVisible()
+
+
+def test_a_local_models_reported_context_length_feeds_the_meter(qtbot: Any, make_env: Any) -> None:
+    state = new_node_state("Local")
+    state.conversation.messages[:] = _answer(1, Usage(60_000, 5_536), "llama3.2:latest")
+    env = make_env(state, model="llama3.2:latest")
+    meter = env.node.findChild(QProgressBar, "contextMeter")
+    assert not meter.isVisible()  # no table knows a local model's window
+    env.settings.providers[0].context_lengths = {"llama3.2:latest": 131_072}  # what Ollama's /api/show said
+    env.node.reload_settings()
+    qtbot.waitUntil(meter.isVisible)
+    assert meter.toolTip().startswith("66k of 131k tokens")

@@ -163,25 +163,6 @@ def test_no_provider_shows_the_welcome_banner_and_the_demo_works(qtbot: Any, ope
         if (config / "settings.json").exists() else True
 
 
-def test_local_server_probe_offers_it(qtbot: Any, open_window: Any, fake: FakeProvider, dirs: Any,
-                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    import desktop.ui.window.first_run as mw
-
-    monkeypatch.setattr(mw, "LOCAL_SERVERS", (("nothing", "Nothing", "http://127.0.0.1:9/none"),
-                                              ("lmstudio", "LM Studio", fake.openai_base_url + "/models")))
-    project, config = dirs
-    window = open_window(project, config)
-    qtbot.waitUntil(window.probe_task.done, timeout=5000)
-    assert window.probe_task.result() == "lmstudio"
-    button = window.banner_area.find("welcomeBanner").findChild(QPushButton, "useLocalProviderButton")
-    assert button is not None and "LM Studio" in button.text()
-    button.click()
-    assert window.context.settings.default_provider == "lmstudio"
-    saved = json.loads((config / "settings.json").read_text(encoding="utf-8"))
-    assert saved["default_provider"] == "lmstudio"
-    assert window.banner_area.find("welcomeBanner") is None
-
-
 @pytest.mark.qt_no_exception_capture
 def test_unhandled_exception_shows_a_banner_and_the_app_keeps_running(
     qtbot: Any, open_window: Any, fake: FakeProvider, dirs: Any, memory_keyring: Any

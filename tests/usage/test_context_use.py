@@ -21,3 +21,15 @@ def test_context_use_reads_the_last_reply_with_usage() -> None:
     assert context_use(msgs[:1]) is None  # no reply yet
     assert context_use(_answer(3, Usage(10, 10), "no-such-model-xyz")) is None  # unknown window: no bar
     assert context_use(_answer(4, Usage(10, 10), None), "gpt-4o") is not None  # the node's model
+
+
+def test_the_context_lengths_a_local_server_reported_beat_the_tables() -> None:
+    known = {"llama3.2:latest": 131_072, "qwen3:8b": 40_960}
+    assert context_window("llama3.2:latest") is None  # no table knows a local model's window
+    assert context_window("llama3.2:latest", known) == 131_072
+    assert context_window("llama3.2", known) == 131_072  # Ollama's implied ":latest" tag
+    assert context_window("QWEN3:8B", known) == 40_960
+    assert context_window("gpt-4o", {"gpt-4o": 8192}) == 8192  # what the server says wins
+    assert context_window("gpt-4o", {"other": 8192}) == 128_000
+    use = context_use(_answer(1, Usage(60_000, 5_536), "llama3.2:latest"), known=known)
+    assert use is not None and (use.used, use.window) == (65_536, 131_072) and use.fraction == 0.5

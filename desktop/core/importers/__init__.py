@@ -50,7 +50,7 @@ from ._model import (
 from ._native import IMPORTED_FROM_KEY, NATIVE_FORMAT, NATIVE_VERSION, export_nodes, export_nodes_json
 from ._reader import ExportStream, read_export
 from ._source import Limits
-from ._tree import MAX_NESTING, BuiltTree, TreeError, TreeNode, build_versions
+from ._tree import BuiltTree, TreeError, TreeNode, build_versions
 
 __all__ = [
     "BuiltTree",
@@ -69,7 +69,6 @@ __all__ = [
     "ImportReport",
     "ImportedItem",
     "Limits",
-    "MAX_NESTING",
     "NATIVE_FORMAT",
     "NATIVE_VERSION",
     "ParsedConversation",

@@ -195,7 +195,8 @@ def preview_export(
 
 
 def _nodes_of(parsed: ParsedConversation) -> tuple[list[NodeState], int, int]:
-    """The nodes of one conversation (the conversation, then branches that could not be nested)."""
+    """The nodes of one conversation: the conversation with every branch as versions, then one node per
+    alternative of its opening messages (before any user message: nothing can carry them)."""
     built = build_versions(parsed.nodes, parsed.active_leaf)
     out: list[NodeState] = []
     for i, messages in enumerate([built.messages, *built.extras]):

@@ -120,8 +120,8 @@ class ImportedItem:
     Attributes:
         original_id: Its id in the export.
         title: Its title.
-        node_ids: The nodes made (the first is the conversation; more when some branches could not
-            be nested and became nodes of their own).
+        node_ids: The nodes made (the first is the conversation; more only when its opening
+            messages, before any user message, have alternatives: each becomes a node of its own).
         messages: Messages imported, every branch.
         branches: Branches kept.
         notes: What the conversion noted.

@@ -1,9 +1,10 @@
 """A message tree (every edit and regeneration a branch) to a conversation with versions.
 
 Exports keep a conversation as a tree; Chat Nodes keeps the *active path* as the conversation and
-every other branch as a version record at the message where it forks (``desktop.core.chat.versions``:
+every other branch as a version at the message where it forks (``desktop.core.chat.versions``:
 ``extra["versions"]`` on a user message for its edits, ``extra["answerVersions"]`` on a user message
-for the answers to it, each ``{"active": i, "others": [tail, ...]}``). ``build_versions`` maps one
+for the answers to it, each ``{"active": i, "others": [ref, ...]}`` naming tails in the flat table
+``extra["versionTails"]`` of the active-path message that owns the fork). ``build_versions`` maps one
 to the other without losing a branch:
 
 * **Edits.** Several user children of one message (or of the top) are versions of that user message:
@@ -14,14 +15,17 @@ to the other without losing a branch:
   of the answers to that user message; a chain shared by two answers is copied into both.
 * **The path a tail takes** below a fork: the active path when it runs there, else the newest
   child at each step.
-* **What cannot be nested** (alternatives of the opening messages before any user message, or
-  records nested deeper than ``MAX_NESTING``, which would make the project file too deep to load)
-  becomes an *extra* conversation: the path down to the fork, copied (each copy names its original
-  in ``extra["forkedFrom"]``), followed by that branch.
+* **Tables, not nesting.** Tails are written straight into the owner's table (a fork inside a stored
+  tail names its own tails by ref in the same table), so however deeply an export branches, the
+  project file's JSON depth stays that of one message, its table, a tail, a message, its record
+  (far below ``_docstore.MAX_DEPTH``): every branch stays a version of the one node.
+* **What has no carrier**: alternatives of the opening messages before any user message (a record
+  lives on a user message) become *extra* conversations, each that branch from the top.
 
-Walks are iterative (chains of any length); only nested records recurse, at most ``MAX_NESTING``
-deep. Parent cycles are cut at their oldest message, timestamps are forced to never go back in time
-from parent to child, and the work is bounded (``TreeError`` for a tree too tangled to import).
+Walks are iterative (chains of any length, forks nested any number of levels: a queue of tails to
+build, never recursion). Parent cycles are cut at their oldest message, timestamps are forced to
+never go back in time from parent to child, and the work is bounded (``TreeError`` for a tree too
+tangled to import).
 """
 
 from __future__ import annotations
@@ -35,18 +39,15 @@ from typing import Any, Literal
 
 from desktop.core.chat.conversation import message_to_dict, new_id
 from desktop.core.chat.types import ChatMessage
-from desktop.core.chat.versions import ANSWERS_KEY, FORKED_FROM_KEY, VERSIONS_KEY
+from desktop.core.chat.versions import ANSWERS_KEY, TAILS_KEY, VERSIONS_KEY
 
-__all__ = ["MAX_NESTING", "BuiltTree", "TreeError", "TreeNode", "build_versions", "count_leaves"]
+__all__ = ["BuiltTree", "TreeError", "TreeNode", "build_versions", "count_leaves"]
 
 log = logging.getLogger(__name__)
 
-MAX_NESTING = 16
-"""Deepest nesting of version records kept inside one conversation (each level adds four levels of
-JSON; the project loader refuses documents deeper than 128)."""
-
 _ROOT = "\x00root"
 _Kind = Literal["edit", "answer"]
+_Table = dict[str, list[dict[str, Any]]]
 
 
 class TreeError(ValueError):
@@ -77,7 +78,8 @@ class BuiltTree:
 
     Attributes:
         messages: The active path, with version records for every other branch.
-        extras: Branches that could not be nested, each a whole conversation of its own.
+        extras: Alternatives of the opening messages (before any user message, so no message can
+            carry them as versions), each a whole conversation of its own.
         forks: Fork points recorded (edits and answers).
         leaves: Distinct branches (leaves) of the tree.
     """
@@ -99,7 +101,6 @@ def build_versions(
     nodes: Sequence[TreeNode],
     active_leaf: str | None,
     *,
-    max_nesting: int = MAX_NESTING,
     work_factor: int = 20,
 ) -> BuiltTree:
     """Turn a message tree into its active path with every other branch kept as versions.
@@ -108,30 +109,30 @@ def build_versions(
         nodes: The kept messages with their parents (unknown parents count as the top).
         active_leaf: The message the export shows last; None or unknown: the newest leaf. A message
             that has children is followed down its newest children to a leaf.
-        max_nesting: Deepest record nesting; deeper branches become extra conversations.
         work_factor: Copies allowed per message before the tree counts as too tangled.
 
     Returns:
-        The conversation's messages (fresh ids) and the extras.
+        The conversation's messages (fresh ids; versions in the flat table) and the extras.
 
     Raises:
         TreeError: The branches would copy more than ``work_factor`` messages per message.
     """
-    return _Builder(nodes, max_nesting, work_factor).build(active_leaf)
+    return _Builder(nodes, work_factor).build(active_leaf)
 
 
 class _Builder:
-    def __init__(self, nodes: Sequence[TreeNode], max_nesting: int, work_factor: int) -> None:
+    def __init__(self, nodes: Sequence[TreeNode], work_factor: int) -> None:
         self.nodes: dict[str, TreeNode] = {}
         for n in nodes:
             self.nodes.setdefault(n.key, n)
-        self.max_nesting = max_nesting
         self.budget = work_factor * len(self.nodes) + 10_000
         self.parent: dict[str, str] = {}
         self.children: dict[str, list[str]] = {_ROOT: []}
         self.active_next: dict[str, str] = {}
-        self.first_id: dict[str, str] = {}
-        self.overflow: deque[tuple[_Kind, str, str]] = deque()
+        self.pending: deque[tuple[_Table, str, _Kind, str, str]] = deque()
+        """Tails still to build: (the owner's table, the ref, kind, the option, where it forks)."""
+        self.owners: dict[str, tuple[ChatMessage, _Table]] = {}
+        """Active-path messages that own a table, by message id."""
         self.forks = 0
         self._link()
 
@@ -262,12 +263,12 @@ class _Builder:
     # ---------------------------------------------------------------------------------------------
     # Emission
 
-    def _emit(self, key: str, *, forked: bool = False) -> ChatMessage:
+    def _emit(self, key: str) -> ChatMessage:
         self.budget -= 1
         if self.budget < 0:
             raise TreeError("its branches are too tangled to import (they would copy too many messages)")
         t = self.nodes[key].message
-        msg = ChatMessage(
+        return ChatMessage(
             id=new_id("m"), role=t.role, content=t.content, ts=t.ts, thinking=t.thinking,
             thinking_blocks=copy.deepcopy(t.thinking_blocks) if t.thinking_blocks is not None else None,
             tool_calls=[c.copy() for c in t.tool_calls] if t.tool_calls is not None else None,
@@ -276,30 +277,28 @@ class _Builder:
             # level are shared read-only (the import marker).
             extra={k: dict(v) if isinstance(v, dict) else v for k, v in t.extra.items()},
         )
-        if forked:
-            msg.extra[FORKED_FROM_KEY] = self.first_id.get(key, msg.id)
-        else:
-            self.first_id.setdefault(key, msg.id)
-        return msg
 
-    def _record(self, msg: ChatMessage | None, kind: _Kind, options: list[str], chosen: str, at: str,
-                depth: int) -> None:
-        others = [o for o in options if o != chosen]
-        if msg is None or depth + 1 > self.max_nesting:
-            self.overflow.extend((kind, o, at) for o in others)
-            return
-        tails: list[list[dict[str, Any]]] = []
-        for o in others:
-            tail = self._tail(start_user=o, depth=depth + 1) if kind == "edit" else \
-                self._tail(end=o, top=at, depth=depth + 1)
-            tails.append([message_to_dict(m) for m in tail])
+    def _record(self, msg: ChatMessage, kind: _Kind, options: list[str], chosen: str, at: str,
+                table: _Table | None) -> None:
+        """Write the fork's record on ``msg``; its other tails are queued for ``table`` (None: ``msg``
+        is on the active path and owns a table of its own)."""
+        if table is None:
+            table = self.owners.setdefault(msg.id, (msg, {}))[1]
+        refs: list[str] = []
+        for o in options:
+            if o != chosen:
+                refs.append(new_id("v"))
+                self.pending.append((table, refs[-1], kind, o, at))
         msg.extra[VERSIONS_KEY if kind == "edit" else ANSWERS_KEY] = {
-            "active": options.index(chosen), "others": tails}
+            "active": options.index(chosen), "others": refs}
         self.forks += 1
 
     def _tail(self, *, end: str | None = None, top: str = _ROOT, start_user: str | None = None,
-              depth: int) -> list[ChatMessage]:
-        """A tail: the chain ``top``→``end`` then what follows, or from the user message ``start_user`` on."""
+              table: _Table | None) -> list[ChatMessage]:
+        """A tail: the chain ``top``→``end`` then what follows, or from the user message ``start_user`` on.
+
+        ``table``: the table its forks' tails go to (None: the tail is an active path).
+        """
         out: list[ChatMessage] = []
         pending = start_user
         at = _ROOT
@@ -317,20 +316,16 @@ class _Builder:
                 u = self._chosen_user(at, users)
                 msg = self._emit(u)
                 if len(users) > 1:
-                    self._record(msg, "edit", users, u, at, depth)
+                    self._record(msg, "edit", users, u, at, table)
             out.append(msg)
             ends = self._alternatives(u)
             if not ends:
                 return out
             end = self._chosen_answer(u)
             if len(ends) > 1:
-                self._record(msg, "answer", ends, end, u, depth)
+                self._record(msg, "answer", ends, end, u, table)
             out.extend(self._emit(k) for k in self._chain(end, u))
             at = end
-
-    def _prefix(self, at: str) -> list[ChatMessage]:
-        """Copies of the path from the top down to ``at`` (inclusive), for an extra conversation."""
-        return [self._emit(k, forked=True) for k in self._chain(at, _ROOT)] if at != _ROOT else []
 
     def build(self, active_leaf: str | None) -> BuiltTree:
         if not self.nodes:
@@ -339,14 +334,14 @@ class _Builder:
         leaves = sum(1 for k in self.nodes if not self.children[k])
         ends = self._alternatives(_ROOT)
         end = self._chosen_answer(_ROOT)
-        self._record(None, "answer", ends, end, _ROOT, 0)  # the top has no carrier: extras
-        main = self._tail(end=end, depth=0)
-        extras: list[list[ChatMessage]] = []
-        while self.overflow:
-            kind, option, at = self.overflow.popleft()
-            prefix = self._prefix(at)
-            if kind == "edit":
-                extras.append(prefix + self._tail(start_user=option, depth=0))
-            else:
-                extras.append(prefix + self._tail(end=option, top=at, depth=0))
+        main = self._tail(end=end, table=None)
+        # Alternatives of the opening messages: no user message to carry them, so whole conversations.
+        extras = [self._tail(end=o, table=None) for o in ends if o != end]
+        while self.pending:  # breadth first: a queue, never recursion, however deep forks nest
+            table, ref, kind, option, at = self.pending.popleft()
+            tail = self._tail(start_user=option, table=table) if kind == "edit" else \
+                self._tail(end=option, top=at, table=table)
+            table[ref] = [message_to_dict(m) for m in tail]
+        for msg, table in self.owners.values():
+            msg.extra[TAILS_KEY] = table
         return BuiltTree(main, extras, self.forks, leaves)

@@ -99,7 +99,8 @@ class LocalServer:
     context_lengths: Mapping[str, int] = field(default_factory=dict)
 
     def provider(self) -> ProviderSettings:
-        """This server as a provider preset: OpenAI-compatible, no key, its own models."""
+        """This server as a provider preset: OpenAI-compatible, no key, its own models and the context
+        lengths it reported (the context meter's source for them)."""
         base = preset(self.kind.id)
         if base is None:
             base = ProviderSettings(id=self.kind.id, name=self.kind.name, api="openai",
@@ -108,7 +109,26 @@ class LocalServer:
         base.needs_key = False
         base.key_env = None
         base.models = list(self.models)
+        base.context_lengths = dict(self.context_lengths)
         return base
+
+    def add_to(self, providers: list[ProviderSettings]) -> ProviderSettings:
+        """Offer this server in ``providers`` (in place): the entry with its id gets its address, models
+        and context lengths and needs no key (its name and other fields are kept), else ``provider()``
+        is appended.
+
+        Returns:
+            The entry in ``providers``.
+        """
+        found = self.provider()
+        for entry in providers:
+            if entry.id == found.id:
+                entry.base_url, entry.models = found.base_url, found.models
+                entry.context_lengths = found.context_lengths
+                entry.needs_key, entry.key_env = False, None
+                return entry
+        providers.append(found)
+        return found
 
 
 def _host(host: str) -> str:

@@ -11,7 +11,9 @@ dated snapshot (``-`` and a digit), a tag (``@``/``:``), or a family prefix (``c
 standing for the family's newest model. For a family, when several newest models have different
 windows the smallest is used, so the meter errs towards warning early. Ids missing from
 ``model_prices_litellm.json`` fall back to the ``context`` field of the chat price table
-(``model_prices.json``).
+(``model_prices.json``). What the provider itself reported beats both: a local server's context
+lengths (Ollama's ``/api/show``, kept in the provider's settings as ``context_lengths``) are passed
+as ``known``.
 """
 
 from __future__ import annotations
@@ -144,14 +146,29 @@ def context_table() -> dict[str, int]:
     return table
 
 
-def context_window(model: str | None) -> int | None:
+def _known_window(model: str, known: Mapping[str, int]) -> int | None:
+    """``model``'s entry in ``known``: the id itself, any case, or its ``:latest`` tag (Ollama)."""
+    lowered = model.lower()
+    wanted = {lowered, lowered + ":latest", lowered.removesuffix(":latest")}
+    for key, value in known.items():
+        if key.lower() in wanted and isinstance(value, int) and value > 0:
+            return value
+    return None
+
+
+def context_window(model: str | None, known: Mapping[str, int] | None = None) -> int | None:
     """The context window (max input tokens) of ``model``, or None when unknown.
 
     Args:
         model: A model id, possibly ``vendor/model`` and any case.
+        known: ``{model id: tokens}`` the provider reported (a local server's); beats the tables.
     """
     if not model:
         return None
+    if known:
+        value = _known_window(model, known)
+        if value is not None:
+            return value
     name = normalize_model_id(model)
     if not name:
         return None
@@ -186,12 +203,14 @@ class ContextUse:
         return self.used / self.window
 
 
-def context_use(messages: Sequence[ChatMessage], fallback_model: str | None = None) -> ContextUse | None:
+def context_use(messages: Sequence[ChatMessage], fallback_model: str | None = None,
+                known: Mapping[str, int] | None = None) -> ContextUse | None:
     """The context meter's reading for a conversation: the last assistant message with usage.
 
     Args:
         messages: The active conversation.
         fallback_model: The node's model, used when the message does not name one.
+        known: Context lengths the node's provider reported (see ``context_window``).
 
     Returns:
         None when no response reported usage yet or the model's window is unknown.
@@ -199,7 +218,7 @@ def context_use(messages: Sequence[ChatMessage], fallback_model: str | None = No
     for msg in reversed(messages):
         if msg.role == "assistant" and msg.usage is not None:
             model = msg.model or fallback_model
-            window = context_window(model)
+            window = context_window(model, known)
             if model is None or window is None or window <= 0:
                 return None
             return ContextUse(msg.usage.total_input_tokens + msg.usage.output_tokens, window, model)

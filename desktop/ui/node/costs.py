@@ -81,5 +81,6 @@ class NodeCosts:
         chip = node.header.cost_chip
         if text := cost_split_text(split):
             chip.setToolTip(f"{chip.toolTip()}\n{text}")
-        node.header.show_context(context_use(conv.messages, node.model_choice.pricing_model()))
+        choice = node.model_choice
+        node.header.show_context(context_use(conv.messages, choice.pricing_model(), choice.context_lengths()))
         node.cost_changed.emit()

@@ -80,6 +80,12 @@ class NodeModelChoice(QObject):
         """The model that prices messages which do not name theirs."""
         return self.model or self.default_model()
 
+    def context_lengths(self) -> dict[str, int]:
+        """The context lengths the provider in use reported (a local server's), ``{}`` when none."""
+        provider_id = self.provider_id()
+        provider = self._settings().provider(provider_id) if provider_id else None
+        return provider.context_lengths if provider is not None else {}
+
     def reload(self) -> None:
         """Fill both pickers from the settings (no ``changed``)."""
         settings = self._settings()

@@ -1,4 +1,5 @@
-"""The Providers tab: the provider list, each provider's fields, and the connection test.
+"""The Providers tab: the provider list, each provider's fields, the connection test, and "Detect
+local servers" (``local_detect.LocalDetect``).
 
 The key field of the provider being edited is ``provider_key.KeyField`` (keys never enter the
 settings: a typed key waits in ``KeyEdits`` until OK).
@@ -27,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.chat.types import ChatError, ProviderConfig
-from desktop.core.providers import list_models
+from desktop.core.providers import LocalServer, list_models
 from desktop.core.settings import (
     PROVIDER_PRESETS,
     ProviderSettings,
@@ -37,6 +38,7 @@ from desktop.core.settings import (
     resolve_key,
 )
 from desktop.ui.settings.common import KeyEdits, SettingsContext
+from desktop.ui.settings.local_detect import LocalDetect
 from desktop.ui.settings.provider_key import KeyField
 
 __all__ = ["ProvidersPage"]
@@ -70,11 +72,15 @@ class ProvidersPage(QWidget):
         self._loading = False
         self.test_task: asyncio.Task[None] | None = None
         """The connection test in progress or last run."""
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 10, 0, 0)
+        self.local = LocalDetect(context, self.add_local_server, self)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 10, 0, 0)
+        layout = QHBoxLayout()
         layout.setSpacing(12)
         layout.addLayout(self._build_list())
         layout.addWidget(self._build_form(), 1)
+        outer.addLayout(layout, 1)
+        outer.addWidget(self.local.result)
 
     def _build_list(self) -> QVBoxLayout:
         left = QVBoxLayout()
@@ -97,6 +103,7 @@ class ProvidersPage(QWidget):
         self.remove_provider_button.clicked.connect(self.remove_current_provider)
         row.addWidget(self.remove_provider_button)
         left.addLayout(row)
+        left.addWidget(self.local.button)
         return left
 
     def _build_form(self) -> QWidget:
@@ -252,6 +259,15 @@ class ProvidersPage(QWidget):
         self.reload(select=pid)
         return p
 
+    def add_local_server(self, server: LocalServer) -> bool:
+        """Add a server found by "Detect local servers" (its models, no key; an entry with its id is
+        updated) and show it; returns whether it was already listed."""
+        listed = self._settings.provider(server.kind.id) is not None
+        entry = server.add_to(self._settings.providers)
+        self.keys.removed.discard(entry.id)
+        self.reload(select=entry.id)
+        return listed
+
     def remove_current_provider(self) -> None:
         """Remove the provider being edited (its stored key is removed on OK)."""
         p = self.current
@@ -357,7 +373,8 @@ class ProvidersPage(QWidget):
         return self.test_task
 
     def cancel_test(self) -> None:
-        """Cancel a connection test in progress."""
+        """Cancel a connection test (and a detection) in progress."""
+        self.local.cancel()
         if self.test_task is not None and not self.test_task.done():
             self.test_task.cancel()
 

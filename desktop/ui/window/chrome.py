@@ -134,6 +134,7 @@ class ActionSlots:
     usage: Callable[[], object]
     about: Callable[[], object]
     demo: Callable[[], object]
+    import_conversations: Callable[[], object]
 
 
 class WindowActions:
@@ -155,6 +156,9 @@ class WindowActions:
         self.export = action("Export conversation…", on.export, shortcut="Ctrl+E", name="exportAction",
                              tip="Save the active conversation as Markdown")
         self.export.setIconText("Export")
+        self.import_conversations = action(
+            "Import…", on.import_conversations, name="importAction",
+            tip="Import conversations from a ChatGPT or Claude data export, or a Chat Nodes export")
         self.project_budget = action("Project budget…", on.project_budget, name="projectBudgetAction",
                                      tip="This project's monthly budget")
         self.settings = action("Settings…", on.settings, shortcut="Ctrl+,", name="settingsAction",
@@ -185,8 +189,8 @@ class WindowActions:
     def install(self, window: QMainWindow) -> StatusLabels:
         """Put the actions in ``window``'s menu bar and toolbar, and set up its status bar."""
         fill_menu_bar(window.menuBar(), [
-            ("&File", [self.new_project, self.open_project, None, self.export, None,
-                       self.project_budget, self.settings, None, self.quit]),
+            ("&File", [self.new_project, self.open_project, None, self.import_conversations, self.export,
+                       None, self.project_budget, self.settings, None, self.quit]),
             ("&Node", [self.new_node, self.close_node]),
             ("&View", [self.tile, self.cascade, None, self.tabbed, None, self.usage]),
             ("&Help", [self.demo, None, self.about]),

@@ -1,17 +1,19 @@
 """A window's first run, and what a change of provider does to its nodes.
 
 Without a usable provider the window shows the welcome banner (``welcomeBanner``: Open Settings, Try
-the offline demo) and probes the keyless local servers (``LOCAL_SERVERS``): one that answers gets a
-"Use … (found on this computer)" button. Choosing a provider (a local server, the demo, or the
-settings dialog's OK) reloads every node's providers; switching to the demo also moves the idle nodes
-whose own provider does not work onto it.
+the offline demo) and probes the keyless local servers in the background (the core's
+``probe_local_servers``: Ollama, LM Studio, llama.cpp, vLLM, all at once, 300 ms each; start-up never
+waits for it): each that answers gets a "Use … (found on this computer)" button, which adds it to the
+settings with its models and context lengths and makes it the default. Choosing a provider (a local
+server, the demo, or the settings dialog's OK) reloads every node's providers; switching to the demo
+also moves the idle nodes whose own provider does not work onto it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from desktop.ui.banner import Banner, BannerArea, BannerKind, KeepNodesFilled
@@ -22,19 +24,12 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QMdiArea
 
     from desktop.core.project import ProjectStore
+    from desktop.core.providers import LocalServer
     from desktop.ui.context import AppContext
     from desktop.ui.node.chat_node import ChatNodeWidget
     from desktop.ui.window.node_area import NodeArea
 
-__all__ = ["FirstRun", "FirstRunHost", "LOCAL_SERVERS"]
-
-LOCAL_SERVERS: tuple[tuple[str, str, str], ...] = (
-    ("ollama", "Ollama", "http://127.0.0.1:11434/api/tags"),
-    ("lmstudio", "LM Studio", "http://127.0.0.1:1234/v1/models"),
-)
-"""Keyless local servers probed on a first run: (provider id, name, probe URL)."""
-
-_PROBE_TIMEOUT_S = 0.3
+__all__ = ["FirstRun", "FirstRunHost"]
 
 
 class FirstRunHost(Protocol):
@@ -64,13 +59,16 @@ class FirstRun:
     """The first run of one main window (see the module docstring).
 
     Attributes:
-        probe_task: The probe of the local servers (its result: the provider id found, or None).
+        probe_task: The probe of the local servers (its result: the ``LocalServer``s found).
+        local_ports: ``{server kind: port}`` to probe instead of the usual ports (tests point it at
+            fake servers), or None.
     """
 
     def __init__(self, window: FirstRunHost) -> None:
         self._window = window
         self._keep_filled: KeepNodesFilled | None = None
         self.probe_task: asyncio.Task[Any] | None = None
+        self.local_ports: Mapping[str, int] | None = None
 
     def check(self) -> None:
         """Without a usable provider, show the welcome banner and probe local servers."""
@@ -94,36 +92,29 @@ class FirstRun:
         except RuntimeError:  # no running loop (should not happen in the app)
             self.probe_task = None
 
-    async def _probe_local_servers(self) -> str | None:
+    async def _probe_local_servers(self) -> list[LocalServer]:
+        from desktop.core.providers import probe_local_servers  # start-up: the shell is built before it
+
         window = self._window
-        for provider_id, name, url in LOCAL_SERVERS:
-            try:
-                resp = await window.context.client.get(url, timeout=_PROBE_TIMEOUT_S)
-            except Exception:  # refused, timeout...: nothing there
-                continue
-            if resp.status_code == 200:
-                banner = window.banner_area.find("welcomeBanner")
-                if banner is not None:
-                    banner.add_action(f"Use {name} (found on this computer)",
-                                      functools.partial(self.use_local_provider, provider_id),
-                                      object_name="useLocalProviderButton")
-                return provider_id
-        return None
+        found = await probe_local_servers(window.context.client, ports=self.local_ports)
+        banner = window.banner_area.find("welcomeBanner")
+        if banner is not None:
+            for server in found:
+                count = len(server.models)
+                banner.add_action(f"Use {server.kind.name} (found on this computer, "
+                                  f"{count} model{'' if count == 1 else 's'})",
+                                  functools.partial(self.use_local_server, server),
+                                  object_name="useLocalProviderButton")
+        return found
 
-    def use_local_provider(self, provider_id: str) -> None:
-        """Make the keyless local provider ``provider_id`` the default (saved) and drop the welcome."""
-        from desktop.core.settings import preset  # start-up: the window is built before the settings
-
+    def use_local_server(self, server: LocalServer) -> None:
+        """Add the local ``server`` to the settings (its models and context lengths, no key), make it the
+        default provider (saved) and drop the welcome."""
         window = self._window
         settings = window.context.settings.copy()
-        if settings.provider(provider_id) is None:
-            p = preset(provider_id)
-            if p is None:
-                return
-            settings.providers.append(p)
-        settings.default_provider = provider_id
-        provider = settings.provider(provider_id)
-        settings.default_model = provider.models[0] if provider is not None and provider.models else None
+        provider = server.add_to(settings.providers)
+        settings.default_provider = provider.id
+        settings.default_model = provider.models[0] if provider.models else None
         try:
             window.context.save_settings(settings)
         except Exception as exc:

@@ -26,6 +26,7 @@ from desktop.ui.money.session_chip import show_session, sum_costs
 from desktop.ui.window.chrome import ActionSlots, WindowActions, display_path, fit_to_screen, show_about_box
 from desktop.ui.window.error_reporter import ErrorReporter
 from desktop.ui.window.first_run import FirstRun
+from desktop.ui.window.import_flow import ImportFlow
 from desktop.ui.window.node_area import NodeArea
 from desktop.ui.window.project_controller import ProjectController
 
@@ -64,6 +65,8 @@ class MainWindow(QMainWindow):
     """Opens, autosaves, saves and exports the project."""
     money: MoneyDialogs
     """The usage dashboard and the budget dialogs."""
+    imports: ImportFlow
+    """File → Import…: the export's preview, the import in the background, the new nodes."""
 
     def __init__(self, context: AppContext | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -87,7 +90,8 @@ class MainWindow(QMainWindow):
             project_budget=lambda: self.money.open_project_budget(), settings=self.open_settings,
             quit=self.close, new_node=self.add_node, close_node=self.close_active_node, tile=self.tile,
             cascade=self.cascade, tabbed=self.set_tabbed, usage=lambda: self.money.open_usage(),
-            about=self.show_about, demo=self.try_demo))
+            about=self.show_about, demo=self.try_demo,
+            import_conversations=lambda: self.imports.choose_file()))
         self.act_export, self.act_close_node, self.act_tabbed = a.export, a.close_node, a.tabbed
         self.act_new_node, self.act_quit = a.new_node, a.quit
         central = QWidget(self)
@@ -109,6 +113,7 @@ class MainWindow(QMainWindow):
             set_project_budget=self.projects.set_monthly_budget, budgets_changed=self._update_cost,
             show_app_budget=lambda: self.open_settings().show_budget())
         self.projects.open_budget_settings = self.money.open_budget_settings
+        self.imports = ImportFlow(self, self)  # File → Import… (import_flow.py)
         self.projects.saved.connect(self.saved)
         self.node_area.cost_changed.connect(self._update_cost)
         self.node_area.nodes_changed.connect(self._update_cost)
@@ -336,12 +341,8 @@ class MainWindow(QMainWindow):
 
     @property
     def probe_task(self) -> asyncio.Task[Any] | None:
-        """The first run's probe of the local servers (its result: the provider id found, or None)."""
+        """The first run's probe of the local servers (its result: the ``LocalServer``s found)."""
         return self.first_run.probe_task
-
-    def use_local_provider(self, provider_id: str) -> None:
-        """Make the keyless local provider ``provider_id`` the default (saved) and drop the welcome."""
-        self.first_run.use_local_provider(provider_id)
 
     def try_demo(self) -> None:
         """Switch to the offline demo: start the demo provider and move idle unconfigured nodes onto it."""
@@ -424,6 +425,7 @@ class MainWindow(QMainWindow):
 
     def _release(self) -> None:
         """Save the project, release it and shut the nodes down (the runs are stopped)."""
+        self.imports.shutdown()  # an import still running stops; what it made is never added
         self.save_project()
         if self.projects.store is not None:
             self.projects.store.release()  # another window or instance may now take the project over
