@@ -34,6 +34,8 @@ _.message_texts  # transcript
 _.view_for  # transcript
 _.unloaded_count  # transcript
 _.pending_permission_cards  # transcript
+_.item_of  # window.sidebar: a node's row in the sidebar's lists
+_.folders  # core.recent.RecentProjects: every project opened (the search index's list of projects)
 
 _.revision  # ChatNodeWidget: the conversation's revision (cost cache key)
 

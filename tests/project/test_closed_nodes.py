@@ -1,4 +1,4 @@
-"""Closed nodes in ``project.json`` (issue 25 #1): kept with their history, the last 20, older ones archived."""
+"""Closed nodes in ``project.json`` (issue 25 #1): kept whole, the last 20, older ones archived."""
 
 from __future__ import annotations
 
@@ -82,7 +82,8 @@ def test_closed_problems_are_named_and_ids_are_unique_across_both_lists() -> Non
 
 
 def test_the_store_keeps_the_last_twenty_and_archives_older_ones(tmp_path: Path) -> None:
-    closed = [_closed(f"Closed {i}", 10_000 - i, f"question {i}", f"answer {i}") for i in range(MAX_CLOSED + 2)]
+    closed = [_closed(f"Closed {i}", 10_000 - i, f"question {i}", f"answer {i}")
+              for i in range(MAX_CLOSED + 2)]
     with ProjectStore(tmp_path) as store:
         store.open()
         result = store.save(Project(nodes=[_node("Open")], closed=closed))
