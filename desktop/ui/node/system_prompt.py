@@ -91,12 +91,14 @@ class SystemPromptField(QFrame):
         self.edited.emit(self.prompt())
 
     def _update_summary(self) -> None:
-        arrow = "\u25be" if self.is_expanded() else "\u25b8"
         prompt = self.prompt()
-        if prompt is None:
+        if self.is_expanded():
+            summary = ""
+        elif prompt is None:
             summary = "none"
         else:
             shown, cut = visible_prefix(" ".join(prompt.split()), _SUMMARY_CHARS)
             summary = shown + ("…" if cut else "")
-        self.toggle.setText(f"{arrow}  System prompt: {summary}".replace("&", "&&"))
-        self.setProperty("empty", prompt is None)
+        arrow = "\u25be" if self.is_expanded() else "\u25b8"
+        text = f"{arrow}  System prompt: {summary}" if summary else f"{arrow}  System prompt"
+        self.toggle.setText(text.replace("&", "&&"))

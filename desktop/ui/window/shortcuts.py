@@ -115,4 +115,4 @@ class ShortcutsDialog(QDialog):
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
-        self.resize(620, 520)
+        self.resize(620, min(760, 110 + 30 * len(rows)))

@@ -3,29 +3,32 @@
 :class:`Sidebar` is a dock on the window's left (object name ``sidebar``, toggled by View → Sidebar,
 Ctrl+B). It only shows rows the window gives it (:class:`SidebarRow`, built by :func:`node_row` and
 :func:`closed_row`) and reports what the user picked through signals; the window does the rest.
-Titles and model names are untrusted text: rows show them escaped and with invisible characters made
+Titles and model names are untrusted text: rows draw them as plain text, invisible characters made
 visible.
 """
 
 from __future__ import annotations
 
-import html
 import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtGui import QPalette, QShowEvent
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSize, Qt, Signal
+from PySide6.QtGui import QFont, QFontMetrics, QPainter, QPalette, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QDockWidget,
     QHBoxLayout,
     QLabel,
     QListWidget,
     QListWidgetItem,
     QPushButton,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QVBoxLayout,
     QWidget,
 )
@@ -39,6 +42,8 @@ log = logging.getLogger(__name__)
 __all__ = ["Sidebar", "SidebarRow", "ago", "closed_row", "node_row"]
 
 _ID_ROLE = Qt.ItemDataRole.UserRole
+_DETAIL_ROLE = Qt.ItemDataRole.UserRole + 1
+_PAD = 4
 _TITLE_CHARS = 80
 
 
@@ -96,16 +101,46 @@ def closed_row(state: NodeState, closed_at: int | None, now_ms: int | None = Non
     return SidebarRow(state.id, _visible(state.title), detail, "Double-click or Reopen to bring it back")
 
 
-def _row_label(row: SidebarRow, parent: QWidget) -> QLabel:
-    label = QLabel(parent)
-    label.setObjectName("sidebarRow")
-    label.setTextFormat(Qt.TextFormat.RichText)
-    muted = parent.palette().color(QPalette.ColorRole.PlaceholderText).name()
-    label.setText(f"<b>{html.escape(row.title)}</b><br><span style='color: {muted}'>"
-                  f"<small>{html.escape(row.detail)}</small></span>")
-    label.setContentsMargins(6, 4, 6, 4)
-    label.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents, True)
-    return label
+class _RowDelegate(QStyledItemDelegate):
+    """Paints a row as two lines: the title in bold, the details below it, smaller and muted."""
+
+    def _fonts(self, option: QStyleOptionViewItem) -> tuple[QFont, QFont]:
+        title = QFont(option.font)
+        title.setBold(True)
+        detail = QFont(option.font)
+        detail.setPointSizeF(max(7.0, option.font.pointSizeF() * 0.9))
+        return title, detail
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:  # noqa: N802
+        title, detail = self._fonts(option)
+        return QSize(0, QFontMetrics(title).height() + QFontMetrics(detail).height() + 2 * _PAD + 2)
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem,
+              index: QModelIndex | QPersistentModelIndex) -> None:
+        self.initStyleOption(option, index)
+        widget = option.widget
+        style = widget.style() if widget is not None else QApplication.style()
+        text, option.text = option.text, ""
+        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, option, painter, widget)
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        palette = option.palette
+        title_font, detail_font = self._fonts(option)
+        rect = option.rect.adjusted(_PAD + 2, _PAD, -_PAD - 2, -_PAD)
+        painter.save()
+        painter.setFont(title_font)
+        role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
+        painter.setPen(palette.color(role))
+        metrics = QFontMetrics(title_font)
+        painter.drawText(rect.x(), rect.y() + metrics.ascent(),
+                         metrics.elidedText(text, Qt.TextElideMode.ElideRight, rect.width()))
+        detail = index.data(_DETAIL_ROLE)
+        painter.setFont(detail_font)
+        if not selected:
+            painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
+        small = QFontMetrics(detail_font)
+        painter.drawText(rect.x(), rect.y() + metrics.height() + 1 + small.ascent(),
+                         small.elidedText(str(detail or ""), Qt.TextElideMode.ElideRight, rect.width()))
+        painter.restore()
 
 
 class _RowList(QListWidget):
@@ -116,7 +151,7 @@ class _RowList(QListWidget):
         self.setObjectName(name)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setUniformItemSizes(False)
+        self.setItemDelegate(_RowDelegate(self))
 
     def show_rows(self, rows: Sequence[SidebarRow], current: str | None = None) -> None:
         selected = current if current is not None else self.current_id()
@@ -124,13 +159,11 @@ class _RowList(QListWidget):
         try:
             self.clear()
             for row in rows:
-                item = QListWidgetItem(self)
+                item = QListWidgetItem(row.title, self)
                 item.setData(_ID_ROLE, row.node_id)
+                item.setData(_DETAIL_ROLE, row.detail)
                 item.setToolTip(f"{row.title}\n{row.detail}\n{row.tooltip}".strip())
                 item.setData(Qt.ItemDataRole.AccessibleTextRole, f"{row.title}, {row.detail}")
-                label = _row_label(row, self)
-                item.setSizeHint(QSize(0, label.sizeHint().height()))
-                self.setItemWidget(item, label)
                 if row.node_id == selected:
                     self.setCurrentItem(item)
         finally:
