@@ -102,6 +102,7 @@ _.resume_writing
 _.priority  # keyring.backend.KeyringBackend.priority (screenshots' in-memory keyring)
 _.length  # QTextLayout.FormatRange.length (markdown.textflow)
 _.format  # QTextLayout.FormatRange.format (markdown.textflow)
+_.paint  # QStyledItemDelegate.paint, called by Qt (window.sidebar's rows)
 _.alt  # markdown-it Rule.alt: the rules a block rule may end (markdown.parser: display maths ends paragraphs)
 _.__cache__  # markdown-it Ruler.__cache__: cleared so its rule chains are compiled again (markdown.parser)
 
