@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QPoint, QRect, Qt
+from PySide6.QtCore import QRect, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QMdiSubWindow, QMenu, QStyle, QStyleOptionTitleBar, QWidget
 from test_app_support import fake_provider_entry, write_settings
@@ -112,5 +112,7 @@ def seed(window: Any, title: str, *texts: str, rect: QRect | None = None) -> Any
     return node
 
 
-def center(widget: QWidget) -> QPoint:
-    return widget.rect().center()
+def focus(window: Any, node: Any) -> None:
+    """Make ``node`` the active node, the keyboard focus in its message box (as a click there does)."""
+    window.mdi.setActiveSubWindow(window.subwindow_of(node))
+    node.chat_input.setFocus()

@@ -8,12 +8,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from first_hour_support import click_close_button, menu_action, open_with_fake, press, seed, trigger
+from first_hour_support import click_close_button, focus, menu_action, open_with_fake, press, seed, trigger
 from PySide6.QtCore import QRect, Qt
 from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton
 
 from desktop.core.chat.versions import versions_at
-from desktop.core.project import MAX_CLOSED
 from desktop.testing import FakeProvider, Turn
 
 pytest_plugins = ["test_app_support"]  # fixtures: fake, open_window
@@ -75,7 +74,7 @@ def test_node_close_and_reopen_menu_actions_and_the_sidebar_list(
     window = open_with_fake(open_window, fake, tmp_path)
     keep = seed(window, "Keep me", "q", "a")
     other = seed(window, "Other", "q2", "a2")
-    window.node_area.focus_node(keep)
+    focus(window, keep)
     trigger(window, "closeNodeAction")
     assert keep.node_id not in [n.node_id for n in window.nodes()]
     press(qtbot, "Ctrl+B", window.active_node().chat_input)
@@ -88,7 +87,7 @@ def test_node_close_and_reopen_menu_actions_and_the_sidebar_list(
     qtbot.mouseClick(sidebar.reopen_button, Qt.MouseButton.LeftButton)
     assert window.node_area.node(keep.node_id) is not None
     qtbot.waitUntil(lambda: sidebar.closed.count() == 0, timeout=3000)
-    window.node_area.focus_node(other)
+    focus(window, other)
     trigger(window, "closeNodeAction")
     trigger(window, "reopenNodeAction")
     assert window.node_area.node(other.node_id) is not None
@@ -102,7 +101,7 @@ def test_after_a_close_keys_go_to_the_next_input_and_escape_undoes_a_rename(
     second = seed(window, "Second", "q", "a")
     # The user once clicked the second node's title (renaming starts there), then went back to the first.
     qtbot.mouseClick(second.title_edit, Qt.MouseButton.LeftButton)
-    window.node_area.focus_node(first)
+    focus(window, first)
     press(qtbot, "Ctrl+W", first.chat_input)
     qtbot.waitUntil(lambda: len(window.nodes()) == 1, timeout=3000)
     assert QApplication.focusWidget() is second.chat_input
@@ -173,7 +172,7 @@ def test_delete_for_good_asks_first_and_cancel_is_the_default(
 
     # Node → Delete node… on an open node: asked, then gone for good.
     victim = seed(window, "Victim", "q", "a")
-    window.node_area.focus_node(victim)
+    focus(window, victim)
     trigger(window, "deleteNodeAction")
     box = _dialog(qtbot)
     qtbot.mouseClick(box.findChild(QPushButton, "confirmDeleteButton"), Qt.MouseButton.LeftButton)
@@ -186,6 +185,8 @@ def test_closed_nodes_survive_a_restart_and_only_the_last_twenty_stay(
     qtbot: Any, open_window: Any, fake: FakeProvider, tmp_path: Path
 ) -> None:
     from test_app_support import close_window
+
+    from desktop.core.project import MAX_CLOSED  # 20
 
     window = open_with_fake(open_window, fake, tmp_path)
     ids = []
