@@ -22,8 +22,8 @@ from PySide6.QtGui import QAction, QIcon, QPixmap, QResizeEvent
 from PySide6.QtWidgets import QMdiArea, QMdiSubWindow, QWidget
 
 from desktop.ui.theme import app_icon
-from desktop.ui.window.node_layout import LAYOUT_MODES, NodeLayout
-from desktop.ui.window.placement import DEFAULT_NODE_SIZE, beside, fit_inside, slot_rect
+from desktop.ui.window.node_layout import NodeLayout
+from desktop.ui.window.placement import beside, fit_inside, slot_rect
 
 if TYPE_CHECKING:
     # Only for type hints: the window's shell is built before the core and the chat node are imported.
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["NodeArea", "new_node_state", "DEFAULT_NODE_SIZE", "LAYOUT_MODES"]
+__all__ = ["NodeArea", "new_node_state"]
 
 
 def new_node_state(index: int = 0, *, title: str | None = None) -> NodeState:
@@ -60,7 +60,7 @@ class _SubWindowWatcher(QObject):
         kind = event.type()
         if watched is self._area.mdi:
             if kind == QEvent.Type.Resize and isinstance(event, QResizeEvent):
-                self._area.area_resized(event)
+                self._area.layout.area_resized(event)
         elif isinstance(watched, QMdiSubWindow):
             if kind in (QEvent.Type.Move, QEvent.Type.Resize):
                 self._area.on_subwindow_geometry(watched)
@@ -386,15 +386,6 @@ class NodeArea(QObject):
         """Lay the nodes out again for the area as it is now (see ``NodeLayout.refit``)."""
         self.layout.refit()
 
-    def area_resized(self, event: QResizeEvent) -> None:
-        """The MDI area changed size: refit, knowing the viewport's size before."""
-        old = event.oldSize()
-        if not old.isValid():
-            self.layout.refit()
-            return
-        frame = event.size() - self.layout.area()  # the frame around the viewport
-        self.layout.refit(old - frame)
-
     def ordered_subwindows(self) -> list[QMdiSubWindow]:
         """The nodes' sub-windows in window order."""
         return [self._subs[nid] for nid in self._ordered_ids()]
@@ -442,11 +433,8 @@ class NodeArea(QObject):
             node.loading.finish()
 
     def activate_first(self) -> None:
-        """Make the first sub-window the active one, the keyboard focus in its message input (not
-        in its title field, where a newcomer's first keys would rename the node)."""
-        subs = self.mdi.subWindowList()
-        if subs:
-            self.mdi.setActiveSubWindow(subs[0])
-            widget = subs[0].widget()
-            if widget is not None:
-                widget.setFocus()  # the node's focus proxy is its message input
+        """Make the first node the active one, the keyboard focus in its message input (not in its
+        title field, where a newcomer's first keys would rename the node)."""
+        nodes = self.nodes()
+        if nodes:
+            self.focus_node(nodes[0])

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from typing import Protocol
 
 from PySide6.QtCore import QPoint, QRect, QSize
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QMdiArea, QMdiSubWindow
 
 from desktop.ui.window.placement import cascade_rects, fit_inside, reachable, tile_rects
@@ -99,6 +100,15 @@ class NodeLayout:
         """Cascade the nodes as large as the area allows; they stay cascaded as it changes."""
         self.mode = "cascaded"
         self.lay_out()
+
+    def area_resized(self, event: QResizeEvent) -> None:
+        """The MDI area changed size: refit, knowing the viewport's size before the change."""
+        old = event.oldSize()
+        if not old.isValid():
+            self.refit()
+            return
+        frame = event.size() - self.area()  # the frame around the viewport
+        self.refit(old - frame)
 
     def refit(self, previous: QSize | None = None) -> None:
         """The area changed size (or lost or gained a node): lay tiles and cascades out again; keep
