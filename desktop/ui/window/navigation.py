@@ -53,8 +53,7 @@ class Navigation(QObject):
         self.sidebar = Sidebar(window)
         window.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.sidebar)
         self.sidebar.hide()
-        self.sidebar.visibilityChanged.connect(
-            lambda _visible: self._sidebar_action.setChecked(not self.sidebar.isHidden()))
+        self.sidebar.visibilityChanged.connect(self._sync_action)  # also its own × closes it
         self.sidebar.focus_requested.connect(self.focus_node)
         self.sidebar.reopen_requested.connect(self.reopen)
         self.sidebar.delete_requested.connect(self.ask_delete_closed)
@@ -72,6 +71,9 @@ class Navigation(QObject):
     def show_sidebar(self, shown: bool) -> None:
         """Show or hide the sidebar (View → Sidebar, Ctrl+B)."""
         self.sidebar.setVisible(shown)
+
+    def _sync_action(self, _visible: bool) -> None:
+        self._sidebar_action.setChecked(not self.sidebar.isHidden())
 
     def _refresh_soon(self, *_args: object) -> None:
         if not self.sidebar.isHidden():
