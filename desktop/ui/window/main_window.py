@@ -241,7 +241,7 @@ class MainWindow(QMainWindow):
         return self.node_area.add_node(state, activate=activate, place=place)
 
     def close_node(self, node: ChatNodeWidget) -> None:
-        """Close ``node`` (a running reply is stopped) and remove it from the project."""
+        """Close ``node`` (a running reply is stopped); it joins the project's recently closed nodes."""
         self.node_area.close_node(node)
 
     def close_active_node(self) -> None:
