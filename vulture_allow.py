@@ -34,6 +34,8 @@ _.message_texts  # transcript
 _.view_for  # transcript
 _.unloaded_count  # transcript
 _.pending_permission_cards  # transcript
+_.item_of  # window.sidebar: a node's row in the sidebar's lists
+_.folders  # core.recent.RecentProjects: every project opened (the search index's list of projects)
 
 _.revision  # ChatNodeWidget: the conversation's revision (cost cache key)
 
@@ -100,6 +102,7 @@ _.resume_writing
 _.priority  # keyring.backend.KeyringBackend.priority (screenshots' in-memory keyring)
 _.length  # QTextLayout.FormatRange.length (markdown.textflow)
 _.format  # QTextLayout.FormatRange.format (markdown.textflow)
+_.paint  # QStyledItemDelegate.paint, called by Qt (window.sidebar's rows)
 _.alt  # markdown-it Rule.alt: the rules a block rule may end (markdown.parser: display maths ends paragraphs)
 _.__cache__  # markdown-it Ruler.__cache__: cleared so its rule chains are compiled again (markdown.parser)
 

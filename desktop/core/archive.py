@@ -278,6 +278,19 @@ class HistoryArchive:
             fsync_dir(path.parent)
         return len(fresh)
 
+    def remove(self, node_id: str) -> bool:
+        """Delete a node's archive file (the node was deleted for good); True when it existed.
+
+        Raises:
+            OSError: It could not be removed.
+        """
+        self._ids.pop(node_id, None)
+        try:
+            self.path(node_id).unlink()
+        except FileNotFoundError:
+            return False
+        return True
+
     def ids(self, node_id: str) -> set[str]:
         """The ids in a node's archive (read once, then kept up to date by ``append``)."""
         ids = self._ids.get(node_id)

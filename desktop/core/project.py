@@ -19,6 +19,10 @@ puts them together:
 * **Crash debris:** temp files of interrupted saves are removed when the project is opened, and a
   crash between an archive append and the ``project.json`` replace never duplicates or loses a
   message (see ``archive``).
+* **Closed nodes are kept:** ``Project.closed`` is saved like the open nodes (capped, archived,
+  grants kept); beyond ``MAX_CLOSED`` the oldest are written to ``.chatnodes/archive/closed/``
+  (``closed.write_closed_node``) before ``project.json`` drops them (``SaveResult.evicted``).
+  ``delete_node_history`` removes a node's archive when the user deletes it for good.
 * **Versions migrate once:** a file storing versions in the older nested form (4 JSON levels per
   version, which could outgrow ``MAX_DEPTH``) is read whatever its depth, as long as it is within
   ``MAX_DEPTH`` once flat; the first save writes the flat form and first keeps the old file as
@@ -51,10 +55,13 @@ from .archive import (
 )
 from .chat.conversation import Conversation
 from .chat.types import ChatMessage
+from .closed import write_closed_node
 from .permissions import GrantStore
 from .project_format import (
+    CLOSED_AT_KEY,
     DEFAULT_NODE_HEIGHT,
     DEFAULT_NODE_WIDTH,
+    MAX_CLOSED,
     PROJECT_FILE,
     PROJECT_VERSION,
     NodeState,
@@ -69,9 +76,11 @@ from .project_format import (
 
 __all__ = [
     "ARCHIVE_DIR",
+    "CLOSED_AT_KEY",
     "DEFAULT_NODE_HEIGHT",
     "DEFAULT_NODE_WIDTH",
     "LOCK_FILE",
+    "MAX_CLOSED",
     "PRE_FLAT_SUFFIX",
     "PROJECT_FILE",
     "PROJECT_VERSION",
@@ -136,12 +145,15 @@ class SaveResult:
             ``apply_trim(conversation, info)`` (see ``ProjectStore.save``).
         repaired: True when invalid Unicode (lone surrogates) was replaced in the file.
         notices: Problems worth telling the user that did not stop the save (grants not stored).
+        evicted: Ids of closed nodes beyond ``MAX_CLOSED`` that the save moved to
+            ``.chatnodes/archive/closed/`` and left out of ``project.json``.
     """
 
     archived: dict[str, int] = field(default_factory=dict)
     trimmed: dict[str, TrimInfo] = field(default_factory=dict)
     repaired: bool = False
     notices: tuple[str, ...] = ()
+    evicted: tuple[str, ...] = ()
 
 
 class ProjectStore:
@@ -310,7 +322,7 @@ class ProjectStore:
                     f"{fixed} message{'s' if fixed != 1 else ''} saved in the history archive by an "
                     "interrupted save were removed from the conversation (they stay in the archive)"
                 )
-        for node in project.nodes:
+        for node in (*project.nodes, *project.closed):
             node.always_allow = self.grants.tools(self.folder, node.id) if self.grants is not None else []
         reason = self.read_only_reason
         if reason is not None:
@@ -330,7 +342,7 @@ class ProjectStore:
 
     def _drop_already_archived(self, project: Project) -> int:
         total = 0
-        for node in project.nodes:
+        for node in (*project.nodes, *project.closed):
             if node.kind == "chat" and self._archive.path(node.id).exists():
                 total += drop_archived(node.id, node.conversation.messages, self._archive.ids(node.id))
         return total
@@ -378,6 +390,11 @@ class ProjectStore:
         is safe (the next save computes the same trim; the archive skips known ids) but the node
         then keeps showing, and exporting, the archived messages twice with the archive.
 
+        Closed nodes (``project.closed``) are capped the same way (their ``TrimInfo`` is in
+        ``trimmed`` too). Beyond the first ``MAX_CLOSED`` of them, each is written to
+        ``.chatnodes/archive/closed/<node-id>.json`` first and then left out of the file
+        (``SaveResult.evicted``); one that cannot be written stays.
+
         Args:
             project: What to write.
             force: Overwrite ``project.json`` even when someone else changed it since it was loaded.
@@ -399,18 +416,36 @@ class ProjectStore:
         self._keep_pre_flat()
         archived: dict[str, int] = {}
         trimmed: dict[str, TrimInfo] = {}
-        nodes: list[NodeState] = []
-        for node in project.nodes:
-            plan = None
-            if node.kind == "chat":
-                plan = plan_trim(node.id, node.conversation.messages, self.history_cap_bytes)
-            if plan is not None:
-                node = self._capped(node, *plan, archived, trimmed)
-            nodes.append(node)
-        repaired = self._doc.write(Project(version=project.version, nodes=nodes, extra=project.extra))
+        kept_closed, evicted = self._evict_closed(project.closed)
+        nodes = [self._cap(node, archived, trimmed) for node in project.nodes]
+        closed = [self._cap(node, archived, trimmed) for node in kept_closed]
+        repaired = self._doc.write(Project(version=project.version, nodes=nodes, extra=project.extra,
+                                           closed=closed))
         with contextlib.suppress(OSError):
             self._archive.clear_pending()
-        return SaveResult(archived, trimmed, repaired, self._store_grants(project))
+        return SaveResult(archived, trimmed, repaired, self._store_grants(project, evicted), evicted)
+
+    def _cap(self, node: NodeState, archived: dict[str, int], trimmed: dict[str, TrimInfo]) -> NodeState:
+        """``node`` as the file holds it: over the history cap, capped (and its oldest archived)."""
+        plan = None
+        if node.kind == "chat":
+            plan = plan_trim(node.id, node.conversation.messages, self.history_cap_bytes)
+        return node if plan is None else self._capped(node, *plan, archived, trimmed)
+
+    def _evict_closed(self, closed: Sequence[NodeState]) -> tuple[list[NodeState], tuple[str, ...]]:
+        """The closed nodes the file keeps, and the ids of those beyond ``MAX_CLOSED`` written to
+        the archive (a node whose file cannot be written is kept)."""
+        kept = list(closed[:MAX_CLOSED])
+        evicted: list[str] = []
+        for node in closed[MAX_CLOSED:]:
+            try:
+                write_closed_node(self.folder, node, self.read_archive(node.id))
+            except OSError as exc:
+                log.error("could not move closed node %s to the archive (kept): %s", node.id, exc)
+                kept.append(node)
+                continue
+            evicted.append(node.id)
+        return kept, tuple(evicted)
 
     def _keep_pre_flat(self) -> None:
         """Before the first save of a file whose versions were nested, keep that file (once)."""
@@ -445,10 +480,11 @@ class ProjectStore:
         conv = node.conversation
         return dataclasses.replace(node, conversation=Conversation(conv.id, kept, conv.created_at))
 
-    def _store_grants(self, project: Project) -> tuple[str, ...]:
+    def _store_grants(self, project: Project, evicted: Sequence[str] = ()) -> tuple[str, ...]:
         if self.grants is None:
             return ()
-        allowed = {n.id: n.always_allow for n in project.nodes if n.kind == "chat"}
+        allowed = {n.id: n.always_allow for n in (*project.nodes, *project.closed)
+                   if n.kind == "chat" and n.id not in evicted}
         try:
             self.grants.sync_tools(self.folder, allowed, forget_others=True)
         except OSError as exc:
@@ -479,6 +515,19 @@ class ProjectStore:
         """
         self._require_writer()
         return self._archive.append(node_id, messages)
+
+    def delete_node_history(self, node_id: str) -> bool:
+        """Remove a node's history archive (the node was deleted for good and saved without it).
+
+        Returns:
+            True when there was an archive to remove.
+
+        Raises:
+            ProjectReadOnlyError: Another window or instance holds the project.
+            OSError: It could not be removed.
+        """
+        self._require_writer()
+        return self._archive.remove(node_id)
 
     def read_archive_contents(self, node_id: str) -> ArchiveContents:
         """Read a node's archive back; unreadable lines are skipped and counted, never raised."""

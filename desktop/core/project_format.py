@@ -4,9 +4,16 @@
 
     {"version": 1, "nodes": [{"id", "kind": "chat", "title", "x", "y", "width", "height",
       "data": {"conversation": <the object serialize_conversation writes>, "model", "provider",
-               "system", "always_allow": []}}]}
+               "system", "always_allow": []}}],
+     "closed": [<a node object as in "nodes", plus "closedAt": epoch ms>, ...]}
 
 Unknown keys (top level, per node and inside ``data``) are kept and written back.
+
+``closed`` (written only when not empty) holds the recently closed nodes, most recently closed
+first, each with its whole conversation (versions included) and geometry, so closing a node never
+loses it and reopening puts it back where it was. The store keeps ``MAX_CLOSED`` of them; older ones
+go to the history archive (``ProjectStore.save``). An older build keeps ``closed`` as an unknown
+top-level key and writes it back unchanged (it does not show those nodes).
 
 Versions (``desktop.core.chat.versions``) ride in the messages' unknown fields: the records and
 the flat table of stored tails (``versionTails``) on the active path's messages. A conversation
@@ -39,6 +46,8 @@ from .text import repair_surrogates
 __all__ = [
     "DEFAULT_NODE_HEIGHT",
     "DEFAULT_NODE_WIDTH",
+    "CLOSED_AT_KEY",
+    "MAX_CLOSED",
     "PROJECT_FILE",
     "PROJECT_VERSION",
     "NodeState",
@@ -60,7 +69,11 @@ DEFAULT_NODE_HEIGHT = 640
 
 _NODE_KEYS = frozenset({"id", "kind", "title", "x", "y", "width", "height", "data"})
 _DATA_KEYS = frozenset({"conversation", "model", "provider", "system", "always_allow"})
-_PROJECT_KEYS = frozenset({"version", "nodes"})
+_PROJECT_KEYS = frozenset({"version", "nodes", "closed"})
+MAX_CLOSED = 20
+"""How many recently closed nodes ``project.json`` keeps (older ones go to the history archive)."""
+CLOSED_AT_KEY = "closedAt"
+"""Node key (kept in ``NodeState.extra``) of a closed node: when it was closed, epoch milliseconds."""
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
@@ -115,11 +128,14 @@ class Project:
         version: Format version (1).
         nodes: The nodes, in window order.
         extra: Unknown top-level keys, written back verbatim.
+        closed: The recently closed nodes, most recently closed first (``CLOSED_AT_KEY`` in each
+            one's ``extra`` says when).
     """
 
     version: int = PROJECT_VERSION
     nodes: list[NodeState] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    closed: list[NodeState] = field(default_factory=list)
 
     def node(self, node_id: str) -> NodeState | None:
         """Return the node with this id, or None."""
@@ -290,22 +306,35 @@ def decode_project(raw: object) -> tuple[Project, int]:
     if not isinstance(raw_nodes, list):
         problems.append("nodes: must be a list")
         raw_nodes = []
-    nodes: list[NodeState] = []
+    raw_closed = raw.get("closed", [])
+    if not isinstance(raw_closed, list):
+        problems.append("closed: must be a list")
+        raw_closed = []
     seen: set[str] = set()
     flattened: list[int] = []
-    for i, item in enumerate(raw_nodes):
-        node = _node_from_dict(item, f"nodes[{i}]", problems, flattened)
+    nodes = _nodes_from_list(raw_nodes, "nodes", seen, problems, flattened)
+    closed = _nodes_from_list(raw_closed, "closed", seen, problems, flattened)
+    if problems:
+        raise ValueError("; ".join(problems))
+    project = Project(nodes=nodes, extra={k: v for k, v in raw.items() if k not in _PROJECT_KEYS},
+                      closed=closed)
+    return project, sum(flattened)
+
+
+def _nodes_from_list(items: list[Any], where: str, seen: set[str], problems: list[str],
+                     flattened: list[int]) -> list[NodeState]:
+    """The nodes of ``nodes`` or ``closed``; an id may appear once in the two lists together."""
+    nodes: list[NodeState] = []
+    for i, item in enumerate(items):
+        node = _node_from_dict(item, f"{where}[{i}]", problems, flattened)
         if node is None:
             continue
         if node.id in seen:
-            problems.append(f"nodes[{i}].id: {node.id!r} is used twice")
+            problems.append(f"{where}[{i}].id: {node.id!r} is used twice")
             continue
         seen.add(node.id)
         nodes.append(node)
-    if problems:
-        raise ValueError("; ".join(problems))
-    project = Project(nodes=nodes, extra={k: v for k, v in raw.items() if k not in _PROJECT_KEYS})
-    return project, sum(flattened)
+    return nodes
 
 
 def _embed(obj: dict[str, Any], key: str, raw_json: str) -> str:
@@ -352,6 +381,9 @@ def project_to_json(project: Project) -> str:
     for k, v in project.extra.items():
         if k not in _PROJECT_KEYS:
             top[k] = v
-    return _embed(top, "nodes", "[" + ",".join(_node_to_json(n) for n in project.nodes) + "]") + "\n"
+    text = _embed(top, "nodes", "[" + ",".join(_node_to_json(n) for n in project.nodes) + "]")
+    if project.closed:
+        text = text[:-1] + ',"closed":[' + ",".join(_node_to_json(n) for n in project.closed) + "]}"
+    return text + "\n"
 
 

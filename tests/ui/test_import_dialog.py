@@ -174,7 +174,7 @@ def test_import_from_the_file_menu_keeps_the_branches_and_costs_nothing(
     assert child(dialog, QPushButton, "cancelImportButton").text() == "Close"
 
     # The window: the new nodes, inside the visible area, the first imported one active.
-    assert [n.title for n in window.nodes()] == ["Chat", "Rome trip", "Long chat"]
+    assert [n.title for n in window.nodes()] == ["A paid question", "Rome trip", "Long chat"]  # the first titled by its question
     area = window.mdi.viewport().rect()
     for node in window.nodes()[1:]:
         assert area.contains(window.subwindow_of(node).geometry().topLeft())
@@ -202,7 +202,7 @@ def test_import_from_the_file_menu_keeps_the_branches_and_costs_nothing(
     assert ledger.read_bytes() == ledger_before
     assert window.session_cost().usd == cost_before and window.cost_label.text() == chip_before
     saved = json.loads((project / "project.json").read_text(encoding="utf-8"))
-    assert [n["title"] for n in saved["nodes"]] == ["Chat", "Rome trip", "Long chat"]
+    assert [n["title"] for n in saved["nodes"]] == ["A paid question", "Rome trip", "Long chat"]
     click(qtbot, child(dialog, QPushButton, "cancelImportButton"))
     qtbot.waitUntil(lambda: window.imports.dialog is None, timeout=3000)
 

@@ -32,6 +32,8 @@ from desktop.ui.node.loading import NodeLoading
 from desktop.ui.node.models import NodeModelChoice
 from desktop.ui.node.run import NodeRun
 from desktop.ui.node.style import markdown_theme, node_colors, node_stylesheet
+from desktop.ui.node.system_prompt import SystemPromptField
+from desktop.ui.node.title import first_message_title
 from desktop.ui.node.tools import attach_node_tools, hub_of
 from desktop.ui.node.versions import NodeVersions
 from desktop.ui.services import AppServices
@@ -115,6 +117,9 @@ class ChatNodeWidget(QWidget):
         self.provider_picker = self.header.provider_picker
         self.model_picker = self.header.model_picker
         root.addWidget(self.header)
+        self.system_field = SystemPromptField(self._system, self)  # /system's prompt, editable
+        self.system_field.edited.connect(self._on_system_edited)
+        root.addWidget(self.system_field)
 
         self.loading = NodeLoading(self, root, deferred=deferred)  # the transcript: now or after paint
         if not deferred:
@@ -132,6 +137,7 @@ class ChatNodeWidget(QWidget):
         bl.setSpacing(8)
         self.chat_input = ChatInput(bar)
         self.chat_input.submitted.connect(self._on_input_submitted)
+        self.header.title_edit.done.connect(lambda: self.chat_input.setFocus())  # after a rename
         bl.addWidget(self.chat_input, 1)
         self.send_button = QPushButton("Send", bar)
         self.send_button.setObjectName("sendButton")
@@ -197,8 +203,13 @@ class ChatNodeWidget(QWidget):
         return self._system
 
     def set_system(self, system: str | None) -> None:
-        """Use ``system`` as the node's system prompt (None: none)."""
+        """Use ``system`` as the node's system prompt (None: none); its field shows it."""
         self._system = system
+        self.system_field.show_prompt(system)
+
+    def _on_system_edited(self, prompt: str | None) -> None:
+        self._system = prompt
+        self.changed.emit()
 
     @property
     def always_allow(self) -> list[str]:
@@ -341,6 +352,8 @@ class ChatNodeWidget(QWidget):
         if self.is_busy() or not self.budget_card.allows_send():
             return False
         append_message(self._conv, "user", text)
+        if (title := first_message_title(self._title, self._conv.messages, text)) is not None:
+            self.set_title(title)  # the first message names a node still called "Chat"
         self.touch()
         self.transcript.clear_error()
         self.transcript.scroll_to_bottom()

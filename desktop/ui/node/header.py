@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QProgressBar,
     QSizePolicy,
     QToolButton,
@@ -26,6 +25,7 @@ from desktop.core.chat.cost import ConversationCost, format_cost
 from desktop.core.chat.export import TokenTotals
 from desktop.core.chat.summary import cost_tooltip, format_tokens, token_chip_text, token_tooltip
 from desktop.core.usage import WARN_FRACTION, ContextUse
+from desktop.ui.node.title import TitleField
 
 __all__ = ["NodeHeader"]
 
@@ -57,10 +57,10 @@ class NodeHeader(QFrame):
         hl.setSpacing(6)
         row1 = QHBoxLayout()
         row1.setSpacing(6)
-        self.title_edit = QLineEdit(title, self)
+        self.title_edit = TitleField(title, self)  # Escape cancels a rename (title.py)
         self.title_edit.setObjectName("nodeTitle")
         self.title_edit.setAccessibleName("Node title")
-        self.title_edit.setToolTip("Node title (click to rename)")
+        self.title_edit.setToolTip("Node title (click or F2 to rename, Escape cancels)")
         self.title_edit.editingFinished.connect(lambda: self.title_entered.emit(self.title_edit.text()))
         row1.addWidget(self.title_edit, 1)
         self.token_chip = QLabel(self)

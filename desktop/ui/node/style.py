@@ -124,6 +124,14 @@ QLineEdit#nodeTitle {{
 }}
 QLineEdit#nodeTitle:hover {{ border-color: {c.border}; }}
 QLineEdit#nodeTitle:focus {{ border-color: {c.accent}; background: {c.base}; }}
+QFrame#systemPrompt {{ background: {c.window}; border: none; border-bottom: 1px solid {c.subtle_border}; }}
+QToolButton#systemPromptToggle {{
+    border: none; background: transparent; color: {c.muted}; padding: 1px 2px;
+}}
+QToolButton#systemPromptToggle:hover {{ color: {c.text}; }}
+QPlainTextEdit#systemPromptEdit {{
+    border: 1px solid {c.border}; border-radius: 6px; background: {c.base}; padding: 2px 4px;
+}}
 QLabel#tokenChip, QLabel#costChip {{
     background: {c.chip_bg}; color: {c.muted}; border: 1px solid {c.subtle_border};
     border-radius: 9px; padding: 1px 8px;

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QLabel, QMainWindow, QMenuBar, QSizePolicy, QToolBar, QWidget
+from PySide6.QtWidgets import QLabel, QMainWindow, QMenu, QMenuBar, QSizePolicy, QToolBar, QWidget
 
 __all__ = [
     "ActionSlots", "StatusLabels", "WindowActions", "build_status_bar", "build_toolbar", "display_path",
@@ -118,7 +118,8 @@ def build_status_bar(window: QMainWindow) -> StatusLabels:
 
 @dataclass(frozen=True)
 class ActionSlots:
-    """What the main window's actions do: each is called without arguments, ``tabbed`` with its state."""
+    """What the main window's actions do: each is called without arguments, ``tabbed`` and ``sidebar``
+    with their state."""
 
     new_project: Callable[[], object]
     open_project: Callable[[], object]
@@ -135,6 +136,11 @@ class ActionSlots:
     about: Callable[[], object]
     demo: Callable[[], object]
     import_conversations: Callable[[], object]
+    reopen_node: Callable[[], object]
+    rename_node: Callable[[], object]
+    delete_node: Callable[[], object]
+    sidebar: Callable[[bool], object]
+    shortcuts: Callable[[], object]
 
 
 class WindowActions:
@@ -172,15 +178,33 @@ class WindowActions:
         self.new_node.setIconText("+  New chat")
         self.close_node = action("Close node", on.close_node, shortcut="Ctrl+W", name="closeNodeAction",
                                  tip="Close the active chat node")
-        self.tile = action("Tile", on.tile, name="tileAction", tip="Tile the nodes side by side")
+        self.reopen_node = action("Reopen closed node", on.reopen_node, shortcut="Ctrl+Shift+T",
+                                  name="reopenNodeAction", tip="Open the most recently closed node again")
+        self.rename_node = action("Rename node", on.rename_node, shortcut="F2", name="renameNodeAction",
+                                  tip="Rename the active node (Escape cancels)")
+        self.delete_node = action("Delete node…", on.delete_node, name="deleteNodeAction",
+                                  tip="Delete the active node and its history for good (asks first)")
+        self.recent = QMenu("Recent projects", window)
+        self.recent.setObjectName("recentProjectsMenu")
+        self.tile = action("Tile", on.tile, shortcut="Ctrl+Shift+L", name="tileAction",
+                           tip="Tile the nodes side by side (Ctrl+Shift+L)")
         self.cascade = action("Cascade", on.cascade, name="cascadeAction", tip="Cascade the nodes")
         self.tabbed = QAction("Tabbed", window)
         self.tabbed.setObjectName("tabbedAction")
         self.tabbed.setCheckable(True)
-        self.tabbed.setToolTip("Show one node at a time, with tabs")
+        self.tabbed.setShortcuts([QKeySequence("Ctrl+Shift+M")])
+        self.tabbed.setToolTip("Show one node at a time, with tabs (Ctrl+Shift+M)")
         self.tabbed.toggled.connect(on.tabbed)
-        self.usage = action("Usage…", on.usage, name="usageAction",
+        self.sidebar = QAction("Sidebar", window)
+        self.sidebar.setObjectName("sidebarAction")
+        self.sidebar.setCheckable(True)
+        self.sidebar.setShortcuts([QKeySequence("Ctrl+B")])
+        self.sidebar.setToolTip("The project's nodes and its recently closed ones (Ctrl+B)")
+        self.sidebar.toggled.connect(on.sidebar)
+        self.usage = action("Usage…", on.usage, shortcut="Ctrl+Shift+D", name="usageAction",
                             tip="Spending by day, model, node and project, from the usage ledger")
+        self.shortcuts = action("Keyboard shortcuts", on.shortcuts, shortcut="Ctrl+/", name="shortcutsAction",
+                                tip="Every keyboard shortcut of the window")
         self.about = action("About Chat Nodes", on.about, name="aboutAction")
         self.about.setMenuRole(QAction.MenuRole.AboutRole)
         self.demo = action("Offline demo", on.demo, name="demoAction",
@@ -189,11 +213,13 @@ class WindowActions:
     def install(self, window: QMainWindow) -> StatusLabels:
         """Put the actions in ``window``'s menu bar and toolbar, and set up its status bar."""
         fill_menu_bar(window.menuBar(), [
-            ("&File", [self.new_project, self.open_project, None, self.import_conversations, self.export,
-                       None, self.project_budget, self.settings, None, self.quit]),
-            ("&Node", [self.new_node, self.close_node]),
-            ("&View", [self.tile, self.cascade, None, self.tabbed, None, self.usage]),
-            ("&Help", [self.demo, None, self.about]),
+            ("&File", [self.new_project, self.open_project, self.recent.menuAction(), None,
+                       self.import_conversations, self.export, None,
+                       self.project_budget, self.settings, None, self.quit]),
+            ("&Node", [self.new_node, self.close_node, self.reopen_node, None, self.rename_node, None,
+                       self.delete_node]),
+            ("&View", [self.sidebar, None, self.tile, self.cascade, None, self.tabbed, None, self.usage]),
+            ("&Help", [self.shortcuts, None, self.demo, None, self.about]),
         ])
         build_toolbar(window, [self.new_node, None, self.tile, self.cascade, self.tabbed],
                       [self.export, self.settings])

@@ -163,7 +163,8 @@ class ImportFlow(QObject):
         return dialog
 
     def shutdown(self) -> None:
-        """The window closes: stop what runs and drop every result still to come."""
+        """The window closes: stop what runs, drop every result still to come, close the dialog."""
+        self.close_dialog()
         self.cancel()
         self._token += 1
         self._adding = []

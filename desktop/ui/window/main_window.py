@@ -27,6 +27,7 @@ from desktop.ui.window.chrome import ActionSlots, WindowActions, display_path, f
 from desktop.ui.window.error_reporter import ErrorReporter
 from desktop.ui.window.first_run import FirstRun
 from desktop.ui.window.import_flow import ImportFlow
+from desktop.ui.window.navigation import Navigation
 from desktop.ui.window.node_area import NodeArea
 from desktop.ui.window.project_controller import ProjectController
 
@@ -67,6 +68,8 @@ class MainWindow(QMainWindow):
     """The usage dashboard and the budget dialogs."""
     imports: ImportFlow
     """File → Import…: the export's preview, the import in the background, the new nodes."""
+    nav: Navigation
+    """The sidebar, reopen / rename / delete, recent projects, the shortcuts list."""
 
     def __init__(self, context: AppContext | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -90,7 +93,9 @@ class MainWindow(QMainWindow):
             project_budget=lambda: self.money.open_project_budget(), settings=self.open_settings,
             quit=self.close, new_node=self.add_node, close_node=self.close_active_node, tile=self.tile,
             cascade=self.cascade, tabbed=self.set_tabbed, usage=lambda: self.money.open_usage(),
-            about=self.show_about, demo=self.try_demo,
+            about=self.show_about, demo=self.try_demo, reopen_node=lambda: self.nav.reopen(),
+            rename_node=lambda: self.nav.rename_active(), delete_node=lambda: self.nav.ask_delete_active(),
+            sidebar=lambda shown: self.nav.show_sidebar(shown), shortcuts=lambda: self.nav.show_shortcuts(),
             import_conversations=lambda: self.imports.choose_file()))
         self.act_export, self.act_close_node, self.act_tabbed = a.export, a.close_node, a.tabbed
         self.act_new_node, self.act_quit = a.new_node, a.quit
@@ -119,6 +124,9 @@ class MainWindow(QMainWindow):
         self.node_area.nodes_changed.connect(self._update_cost)
 
         labels = a.install(self)  # the menus, the toolbar, the status bar
+        # The sidebar, closed nodes, recent projects, the shortcuts list (navigation.py).
+        self.nav = Navigation(self, a, self.node_area, self.projects,
+                              lambda: self._context.config_dir if self._context is not None else None)
         self.project_label, self.provider_label, self.cost_label = (labels.project, labels.provider,
                                                                     labels.cost)
         self._update_cost()
@@ -213,6 +221,7 @@ class MainWindow(QMainWindow):
             self.tile()
         self.update_title()
         self._update_cost()
+        self.context.after_load(lambda: self.nav.recent.remember(Path(folder)))
         self.project_opened.emit(folder)
         self._maybe_check_first_run()
 
@@ -237,7 +246,7 @@ class MainWindow(QMainWindow):
         return self.node_area.add_node(state, activate=activate, place=place)
 
     def close_node(self, node: ChatNodeWidget) -> None:
-        """Close ``node`` (a running reply is stopped) and remove it from the project."""
+        """Close ``node`` (a running reply is stopped); it joins the project's recently closed nodes."""
         self.node_area.close_node(node)
 
     def close_active_node(self) -> None:
@@ -327,6 +336,7 @@ class MainWindow(QMainWindow):
             self._tile_on_show = False
             if not self.is_tabbed() and self.nodes():
                 self.tile()
+        self.node_area.refit()  # the area has its size now: tiles and cascades fill it
         self._maybe_check_first_run()
 
     def _maybe_check_first_run(self) -> None:

@@ -3,6 +3,12 @@
 :class:`NodeArea` owns the ``QMdiArea`` (object name ``mdiArea``) and one ``QMdiSubWindow``
 (``nodeSubWindow``) per ``ChatNodeWidget``. It remembers each node's *normal* geometry (what tabbed or
 maximized views do not change), so a project saves and restores the layout the user made.
+
+Nothing opens off-screen (``placement.py`` has the geometry): a new node takes the next free slot
+inside the area, a fork opens beside its source when there is room, and otherwise the nodes are
+tiled again. The area remembers its layout (``layout_mode``: tiled, cascaded, or arranged by hand):
+tiles and cascades are laid out again whenever the area changes size (a banner, the sidebar, the
+window), and a node arranged by hand is moved back only when its header left the area.
 """
 
 from __future__ import annotations
@@ -11,11 +17,13 @@ import dataclasses
 import logging
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QRect, QSize, Signal
-from PySide6.QtGui import QAction, QIcon, QPixmap
+from PySide6.QtCore import QEvent, QObject, QRect, Signal
+from PySide6.QtGui import QAction, QIcon, QPixmap, QResizeEvent
 from PySide6.QtWidgets import QMdiArea, QMdiSubWindow, QWidget
 
 from desktop.ui.theme import app_icon
+from desktop.ui.window.node_layout import NodeLayout
+from desktop.ui.window.placement import beside, fit_inside, slot_rect
 
 if TYPE_CHECKING:
     # Only for type hints: the window's shell is built before the core and the chat node are imported.
@@ -25,10 +33,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["NodeArea", "new_node_state", "DEFAULT_NODE_SIZE"]
-
-DEFAULT_NODE_SIZE = QSize(600, 680)
-"""The size of a new node's sub-window (shrunk to fit a small area)."""
+__all__ = ["NodeArea", "new_node_state"]
 
 
 def new_node_state(index: int = 0, *, title: str | None = None) -> NodeState:
@@ -39,10 +44,9 @@ def new_node_state(index: int = 0, *, title: str | None = None) -> NodeState:
         title: The title instead of the numbered default.
     """
     from desktop.core.project import new_node_state as core_new_node_state
+    from desktop.core.titles import default_title
 
-    if title is None:
-        title = "Chat" if index == 0 else f"Chat {index + 1}"
-    return core_new_node_state(title)
+    return core_new_node_state(default_title(index) if title is None else title)
 
 
 class _SubWindowWatcher(QObject):
@@ -54,7 +58,10 @@ class _SubWindowWatcher(QObject):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
         kind = event.type()
-        if isinstance(watched, QMdiSubWindow):
+        if watched is self._area.mdi:
+            if kind == QEvent.Type.Resize and isinstance(event, QResizeEvent):
+                self._area.layout.area_resized(event)
+        elif isinstance(watched, QMdiSubWindow):
             if kind in (QEvent.Type.Move, QEvent.Type.Resize):
                 self._area.on_subwindow_geometry(watched)
             elif kind == QEvent.Type.Close:
@@ -74,12 +81,15 @@ class NodeArea(QObject):
         cost_changed(): Some node's cost changed.
         run_finished(): A node's run finished: the project should be saved now.
         nodes_changed(): A node was added or closed.
+        node_closed(object): The user closed a node: its ``NodeState`` (normal geometry, whole
+            conversation) as it was, for "Recently closed".
     """
 
     changed = Signal()
     cost_changed = Signal()
     run_finished = Signal()
     nodes_changed = Signal()
+    node_closed = Signal(object)
 
     def __init__(self, parent: QWidget, tabbed_action: QAction) -> None:
         super().__init__(parent)
@@ -98,7 +108,10 @@ class NodeArea(QObject):
         self._nodes: dict[str, ChatNodeWidget] = {}
         self._normal_geometry: dict[str, QRect] = {}
         self._switching_view = False
+        self.layout = NodeLayout(self)
+        """Tiles, cascades and what happens to them when the area changes size."""
         self._watcher = _SubWindowWatcher(self)
+        self.mdi.installEventFilter(self._watcher)
         self._icon: QIcon | None = None
 
     # -- queries --------------------------------------------------------------------------------
@@ -152,11 +165,14 @@ class NodeArea(QObject):
                  place: bool = False) -> ChatNodeWidget:
         """Open a chat node for ``state`` (a new empty node when None) in a new sub-window.
 
+        Once the area is on screen every node opens inside it: at the next free slot (tiles and
+        cascades are laid out again with it), or at the state's geometry moved and shrunk into it.
+
         Args:
             state: The node to open; None creates an empty node with the default provider.
-            activate: Make it the active sub-window.
-            place: Ignore the state's geometry and place the node at the next free cascade slot
-                (always done for a new node).
+            activate: Make it the active sub-window (the keyboard focus goes to its message input).
+            place: Ignore the state's geometry and place the node at the next free slot (always
+                done for a new node).
 
         Raises:
             RuntimeError: No project is open (no services to build a node on).
@@ -179,49 +195,66 @@ class NodeArea(QObject):
         sub.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
         sub.setWindowTitle(state.title or "Chat")
         sub.setWindowIcon(self._node_icon())
+        if (menu := sub.systemMenu()) is not None:
+            for action in menu.actions():  # its Close has Ctrl+W too: two such shortcuts cancel out,
+                action.setShortcuts([])  # so Node → Close node (Ctrl+W) is the only one
         self.mdi.addSubWindow(sub)
         node_id = node.node_id
         self._nodes[node_id] = node
         self._subs[node_id] = sub
+        area = self.layout.area()
         if place or state.width <= 0 or state.height <= 0:
-            rect = self._default_rect(len(self._nodes) - 1)
+            rect = slot_rect(len(self._nodes) - 1, area)
         else:
             rect = QRect(state.x, state.y, state.width, state.height)
-        sub.setGeometry(rect)
-        self._normal_geometry[node_id] = QRect(rect)
-        sub.installEventFilter(self._watcher)
-        node.changed.connect(self.changed)
-        node.cost_changed.connect(self.cost_changed)
-        node.title_changed.connect(lambda title, s=sub: s.setWindowTitle(title or "Chat"))
-        node.run_finished.connect(lambda _reason: self.run_finished.emit())
-        node.fork_requested.connect(lambda fork, source=node: self.open_fork(source, fork))
-        sub.show()
-        if self.is_tabbed():
-            sub.showMaximized()
+            if self.mdi.isVisible():
+                rect = fit_inside(rect, area)
+        with self.layout.placing():
+            sub.setGeometry(rect)
+            self._normal_geometry[node_id] = QRect(rect)
+            sub.installEventFilter(self._watcher)
+            node.changed.connect(self.changed)
+            node.cost_changed.connect(self.cost_changed)
+            node.title_changed.connect(lambda title, s=sub: s.setWindowTitle(title or "Chat"))
+            node.run_finished.connect(lambda _reason: self.run_finished.emit())
+            node.fork_requested.connect(lambda fork, source=node: self.open_fork(source, fork))
+            sub.show()
+            if self.is_tabbed():
+                sub.showMaximized()
+        self.layout.lay_out()  # a tiled or cascaded layout takes the new node in
         if activate:
-            self.mdi.setActiveSubWindow(sub)
-            node.setFocus()
+            self.focus_node(node)
         self.nodes_changed.emit()
         if fresh:
             self.changed.emit()
         return node
 
     def open_fork(self, source: ChatNodeWidget, state: NodeState) -> ChatNodeWidget:
-        """Open a fork of ``source`` (``ChatNodeWidget.fork_requested``) next to it and activate it.
+        """Open a fork of ``source`` (``ChatNodeWidget.fork_requested``) beside it and activate it.
 
-        Beside it on the right when that fits in the area, else one cascade step down and right.
+        Right of it, else left of it, when the area has room there (``placement.beside``); else every
+        node is tiled, the fork with them.
         """
         src = self._normal_geometry.get(source.node_id)
-        if src is None:
-            return self.add_node(state, place=True)
-        area = self.mdi.viewport().size()
-        rect = QRect(src.right() + 13, src.y(), src.width(), src.height())
-        if rect.right() > area.width():
-            rect = QRect(src.x() + 28, src.y() + 28, src.width(), src.height())
-        state.x, state.y, state.width, state.height = rect.x(), rect.y(), rect.width(), rect.height()
-        node = self.add_node(state)
+        rect = beside(src, self.layout.area()) if src is not None and self.layout_mode != "tiled" else None
+        if rect is None or self.is_tabbed():
+            node = self.add_node(state, place=True)
+            if not self.is_tabbed() and self.layout_mode != "tiled":
+                self.tile()
+        else:
+            state.x, state.y, state.width, state.height = rect.x(), rect.y(), rect.width(), rect.height()
+            self.layout.mode = "free"
+            node = self.add_node(state)
         self.changed.emit()
         return node
+
+    def focus_node(self, node: ChatNodeWidget) -> None:
+        """Make ``node``'s sub-window the active one, the keyboard focus in its message input."""
+        sub = self._subs.get(node.node_id)
+        if sub is None:
+            return
+        self.mdi.setActiveSubWindow(sub)
+        node.setFocus()  # the node's focus proxy is its message input, never its title field
 
     def _node_icon(self) -> QIcon:
         from PySide6.QtCore import Qt
@@ -239,32 +272,23 @@ class NodeArea(QObject):
             self._icon = icon
         return self._icon
 
-    def _default_rect(self, index: int) -> QRect:
-        # Before the window shows, the viewport has no size yet (and asking for it costs PySide6 a
-        # wrapper type's set-up, ~8 ms, on the start-up path): the window's size decides then.
-        area = self.mdi.viewport().size() if self.mdi.isVisible() else QSize()
-        if area.width() < 300 or area.height() < 300:
-            window = self.mdi.window()
-            area = QSize(window.width() - 20, window.height() - 120)
-        width = max(360, min(DEFAULT_NODE_SIZE.width(), area.width() - 24))
-        height = max(320, min(DEFAULT_NODE_SIZE.height(), area.height() - 24))
-        step = 28 * (index % 8)
-        return QRect(12 + step, 12 + step, width, height)
-
     def close_node(self, node: ChatNodeWidget) -> None:
-        """Close ``node`` (a running reply is stopped) and remove it from the project."""
+        """Close ``node`` (a running reply is stopped); it goes to ``node_closed``'s receiver."""
         sub = self._subs.get(node.node_id)
         if sub is not None:
             sub.close()
 
     def on_subwindow_close(self, sub: QMdiSubWindow) -> None:
-        """A sub-window closes: shut its node down and forget it (not while the area itself closes)."""
+        """A sub-window closes: hand its node's state to ``node_closed``, shut the node down and
+        forget it (not while the area itself closes); the focus goes to the next node's input."""
         if self.closing:
             return
         node = self._node_in(sub)
         if node is None:
             return
         node_id = node.node_id
+        order = self._ordered_ids()
+        state = self._state_of(node_id)
         del self._nodes[node_id]
         del self._subs[node_id]
         self._normal_geometry.pop(node_id, None)
@@ -272,11 +296,18 @@ class NodeArea(QObject):
             node.shutdown()
         except Exception:
             log.exception("shutting down node %s failed", node_id)
+        self.node_closed.emit(state)
+        rest = [nid for nid in order if nid in self._nodes]
+        if rest:
+            after = [nid for nid in order[order.index(node_id) + 1:] if nid in self._nodes]
+            self.focus_node(self._nodes[(after or rest[::-1])[0]])
+        self.layout.lay_out()
         self.nodes_changed.emit()
         self.changed.emit()
 
     def on_subwindow_geometry(self, sub: QMdiSubWindow) -> None:
-        """A sub-window moved or resized: remember the normal geometry a user gave it."""
+        """A sub-window moved or resized: remember the normal geometry a user gave it (a move or
+        resize of the user's own makes the layout one arranged by hand)."""
         node = self._node_in(sub)
         if node is None or self.closing or self._switching_view:
             return
@@ -286,6 +317,7 @@ class NodeArea(QObject):
         rect = sub.geometry()
         if self._normal_geometry.get(node_id) != rect:
             self._normal_geometry[node_id] = QRect(rect)
+            self.layout.user_moved()
             self.changed.emit()
 
     def _remove(self, node_id: str) -> None:
@@ -332,20 +364,31 @@ class NodeArea(QObject):
             self.closing = False
         return self.add_node(state, activate=False)
 
-    # -- layout ---------------------------------------------------------------------------------
+    # -- layout (node_layout.NodeLayout does the work) ------------------------------------------
+    @property
+    def layout_mode(self) -> str:
+        """``tiled``, ``cascaded`` or ``free`` (arranged by hand); see ``node_layout``."""
+        return self.layout.mode
+
     def tile(self) -> None:
-        """Tile the nodes (leaves tabbed mode)."""
+        """Tile the nodes to fill the area (leaves tabbed mode); they stay tiled as the area changes."""
         if self.is_tabbed():
             self._tabbed_action.setChecked(False)
-        self.mdi.tileSubWindows()
-        self._capture_all_geometry()
+        self.layout.tile()
 
     def cascade(self) -> None:
-        """Cascade the nodes (leaves tabbed mode)."""
+        """Cascade the nodes, as large as the area allows (leaves tabbed mode)."""
         if self.is_tabbed():
             self._tabbed_action.setChecked(False)
-        self.mdi.cascadeSubWindows()
-        self._capture_all_geometry()
+        self.layout.cascade()
+
+    def refit(self) -> None:
+        """Lay the nodes out again for the area as it is now (see ``NodeLayout.refit``)."""
+        self.layout.refit()
+
+    def ordered_subwindows(self) -> list[QMdiSubWindow]:
+        """The nodes' sub-windows in window order."""
+        return [self._subs[nid] for nid in self._ordered_ids()]
 
     def is_tabbed(self) -> bool:
         """True in tabbed mode."""
@@ -359,7 +402,7 @@ class NodeArea(QObject):
         if tabbed == self.is_tabbed():
             return
         if tabbed:
-            self._capture_all_geometry()
+            self.capture_geometry()
             self.mdi.setViewMode(QMdiArea.ViewMode.TabbedView)
         else:
             saved = {node_id: QRect(rect) for node_id, rect in self._normal_geometry.items()}
@@ -374,11 +417,14 @@ class NodeArea(QObject):
             finally:
                 self._switching_view = False
             self._normal_geometry.update(saved)
+            self.refit()  # the area may have changed size while one node filled it
         self.changed.emit()
 
-    def _capture_all_geometry(self) -> None:
-        for sub in self._subs.values():
-            self.on_subwindow_geometry(sub)
+    def capture_geometry(self) -> None:
+        """Remember every node's geometry as its normal geometry (after a layout placed them)."""
+        with self.layout.placing():
+            for sub in self._subs.values():
+                self.on_subwindow_geometry(sub)
 
     def finish_loading(self) -> None:
         """Build what the nodes opened with :attr:`defer_loading` left out; new nodes are built whole."""
@@ -387,11 +433,8 @@ class NodeArea(QObject):
             node.loading.finish()
 
     def activate_first(self) -> None:
-        """Make the first sub-window the active one, the keyboard focus in its message input (not
-        in its title field, where a newcomer's first keys would rename the node)."""
-        subs = self.mdi.subWindowList()
-        if subs:
-            self.mdi.setActiveSubWindow(subs[0])
-            widget = subs[0].widget()
-            if widget is not None:
-                widget.setFocus()  # the node's focus proxy is its message input
+        """Make the first node the active one, the keyboard focus in its message input (not in its
+        title field, where a newcomer's first keys would rename the node)."""
+        nodes = self.nodes()
+        if nodes:
+            self.focus_node(nodes[0])

@@ -3,7 +3,8 @@
 A project is a folder with ``project.json``. :class:`ProjectController` opens it through the core's
 ``ProjectStore`` (a corrupt file is kept aside and reported in a banner), fills the node area, saves
 about a second after a node reports a change and at once when a run finishes, and exports a
-conversation as Markdown.
+conversation as Markdown. It keeps the project's recently closed nodes (``closed_nodes.ClosedNodes``):
+a node the user closes joins them, Reopen brings one back where it was, Delete removes one for good.
 """
 
 from __future__ import annotations
@@ -20,23 +21,27 @@ from PySide6.QtWidgets import QFileDialog, QMainWindow
 from desktop.ui.banner import Banner, BannerArea, BannerKind
 from desktop.ui.mcp.servers import project_opened as mcp_project_opened
 from desktop.ui.services import AppServices
+from desktop.ui.window.closed_nodes import ClosedNodes
 from desktop.ui.window.node_area import NodeArea, new_node_state
 
 if TYPE_CHECKING:
     from desktop.core.chat.types import ChatMessage
-    from desktop.core.project import Project, ProjectStore
+    from desktop.core.project import Project, ProjectStore, SaveResult
     from desktop.ui.context import AppContext
     from desktop.ui.node.chat_node import ChatNodeWidget
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ProjectController", "AUTOSAVE_DELAY_MS", "VIEW_MODE_KEY"]
+__all__ = ["ProjectController", "AUTOSAVE_DELAY_MS", "LAYOUT_KEY", "VIEW_MODE_KEY"]
 
 AUTOSAVE_DELAY_MS = 1000
 """Debounce of the autosave after a node reports a change."""
 
 VIEW_MODE_KEY = "view_mode"
 """The key of ``Project.extra`` that remembers tabs ("tabbed") or free sub-windows ("windows")."""
+
+LAYOUT_KEY = "layout"
+"""The key of ``Project.extra`` that remembers the sub-windows' layout ("tiled", "cascaded", "free")."""
 
 
 class ProjectController(QObject):
@@ -69,6 +74,9 @@ class ProjectController(QObject):
         """Shows where a budget is set (``app``: Settings → General; ``project``: the project's
         budget dialog); the window sets it."""
         self._extra: dict[str, Any] = {}
+        self.closed = ClosedNodes(self)
+        """The project's recently closed nodes (saved in ``project.json`` beside the open ones)."""
+        area.node_closed.connect(self.closed.push)
         self.autosave = QTimer(self)
         self.autosave.setSingleShot(True)
         self.autosave.setInterval(AUTOSAVE_DELAY_MS)
@@ -142,6 +150,8 @@ class ProjectController(QObject):
             load_services=context.load_services,
         )
         self._extra = dict(project.extra)
+        self.closed.load(project.closed)
+        self._area.layout.set_mode(self._extra.get(LAYOUT_KEY))
         for name in ("projectCorruptBanner", "projectReadOnlyBanner", "projectRequestsBanner",
                      "projectChangedBanner"):
             stale = self._banners.find(name)
@@ -181,6 +191,7 @@ class ProjectController(QObject):
         if self._extra.get(VIEW_MODE_KEY) == "tabbed":
             self._area.set_tabbed(True)
         self._area.activate_first()
+        self._area.refit()  # a tiled or cascaded project fills this window as it is now
         context.after_load(lambda: self._mcp_opened(store, folder))  # MCP: once the services are loaded
         self.opened.emit(str(folder), new_nodes)
         if fresh and not store.read_only:
@@ -245,7 +256,35 @@ class ProjectController(QObject):
 
         extra = dict(self._extra)
         extra[VIEW_MODE_KEY] = "tabbed" if self._area.is_tabbed() else "windows"
-        return Project(version=1, nodes=self._area.states(), extra=extra)
+        extra[LAYOUT_KEY] = self._area.layout_mode
+        return Project(version=1, nodes=self._area.states(), extra=extra, closed=self.closed.states())
+
+    # -- recently closed nodes ------------------------------------------------------------------
+    def reopen_closed(self, node_id: str | None = None) -> ChatNodeWidget | None:
+        """Open the closed node ``node_id`` (the most recently closed when None) where it was, with
+        its history, provider, model, versions and grants; the keyboard focus goes to its input."""
+        state = self.closed.take(node_id)
+        if state is None or self._area.services is None:
+            return None
+        node = self._area.add_node(state)
+        self.schedule_save()
+        return node
+
+    def delete_closed(self, node_id: str) -> bool:
+        """Delete the closed node ``node_id`` for good: the project is saved without it, then its
+        history archive is removed. False when it is not a closed node or the save failed."""
+        if self.closed.find(node_id) is None:
+            return False
+        self.closed.drop([node_id])
+        if not self.save():
+            return False
+        store = self.store
+        if store is not None:
+            try:
+                store.delete_node_history(node_id)
+            except Exception as exc:  # noqa: BLE001 - the node is gone; a stray archive file is harmless
+                log.warning("could not remove the history archive of node %s: %s", node_id, exc)
+        return True
 
     # -- saving ---------------------------------------------------------------------------------
     def save(self) -> bool:
@@ -267,10 +306,7 @@ class ProjectController(QObject):
             self._banner(f"The project could not be saved: {self._context().scrub(str(exc))}", "error",
                          "saveErrorBanner")
             return False
-        for node_id, info in result.trimmed.items():
-            node = self._area.node(node_id)
-            if node is not None:
-                node.apply_saved(info)
+        self._apply_result(result)
         stale = self._banners.find("saveErrorBanner")
         if stale is not None:
             stale.dismiss()
@@ -296,11 +332,17 @@ class ProjectController(QObject):
             self._banner(f"The project could not be saved: {self._context().scrub(str(exc))}", "error",
                          "saveErrorBanner")
             return
+        self._apply_result(result)
+        self.saved.emit()
+
+    def _apply_result(self, result: SaveResult) -> None:
+        """Show what a save did: trimmed histories (open and closed nodes), closed nodes archived."""
         for node_id, info in result.trimmed.items():
             node = self._area.node(node_id)
             if node is not None:
                 node.apply_saved(info)
-        self.saved.emit()
+        self.closed.apply_saved(result.trimmed)
+        self.closed.drop(result.evicted)
 
     def _reload(self) -> None:
         store = self.store
