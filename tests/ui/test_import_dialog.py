@@ -173,8 +173,9 @@ def test_import_from_the_file_menu_keeps_the_branches_and_costs_nothing(
     assert "'Broken' (id c-bad): 'mapping' is missing" in summary
     assert child(dialog, QPushButton, "cancelImportButton").text() == "Close"
 
-    # The window: the new nodes, inside the visible area, the first imported one active.
-    assert [n.title for n in window.nodes()] == ["A paid question", "Rome trip", "Long chat"]  # the first titled by its question
+    # The window: the new nodes (the first titled by its question), inside the visible area, the first
+    # imported one active.
+    assert [n.title for n in window.nodes()] == ["A paid question", "Rome trip", "Long chat"]
     area = window.mdi.viewport().rect()
     for node in window.nodes()[1:]:
         assert area.contains(window.subwindow_of(node).geometry().topLeft())
