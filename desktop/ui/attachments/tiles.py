@@ -1,0 +1,140 @@
+"""The small widgets attachments are drawn with: an image's thumbnail tile and a file's badge.
+
+``AttachmentThumb`` (object name ``attachmentThumb``) is a fixed-size tile: its size never changes when
+the thumbnail arrives, so a transcript's layout does not move. It loads its thumbnail in a worker
+(``items.load_thumb``), cached by the image's key; a click opens the image viewer. An image that
+cannot be read becomes a placeholder (object name ``attachmentPlaceholder``) saying why.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import PurePath
+
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QImage, QPixmap
+from PySide6.QtWidgets import QLabel, QToolButton, QWidget
+
+from desktop.ui.attachments.items import ImageItem, Unreadable, cached_thumb, load_thumb, remember_thumb
+from desktop.ui.attachments.jobs import run_job
+
+log = logging.getLogger(__name__)
+
+__all__ = ["AttachmentThumb", "badge_text", "make_badge", "restyle"]
+
+_BADGES = {"application/pdf": "PDF", "text/plain": "TXT"}
+
+
+def restyle(widget: QWidget) -> None:
+    """Apply the style sheet again after an object name or a property changed."""
+    style = widget.style()
+    style.unpolish(widget)
+    style.polish(widget)
+
+
+def badge_text(name: str, media_type: str) -> str:
+    """The few letters a file's badge shows: ``PDF``, ``TXT``, else its extension (``ZIP``), else ``FILE``."""
+    if media_type in _BADGES:
+        return _BADGES[media_type]
+    ext = PurePath(name).suffix[1:5].upper()
+    return ext if ext.isalnum() else "FILE"
+
+
+def make_badge(text: str, side: int, parent: QWidget) -> QLabel:
+    """A square label (object name ``attachmentBadge``) holding ``text``, for files without a picture."""
+    badge = QLabel(text, parent)
+    badge.setObjectName("attachmentBadge")
+    badge.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    badge.setFixedSize(side, side)
+    font = badge.font()
+    font.setBold(True)
+    font.setPointSizeF(max(6.5, font.pointSizeF() * (0.8 if side < 40 else 0.95)))
+    badge.setFont(font)
+    return badge
+
+
+def fitted_pixmap(image: QImage, box: int, ratio: float) -> QPixmap:
+    """``image`` scaled to fit a ``box`` × ``box`` square at the screen's pixel ratio (never up)."""
+    target = max(1, round(box * ratio))
+    if max(image.width(), image.height()) > target:
+        image = image.scaled(target, target, Qt.AspectRatioMode.KeepAspectRatio,
+                             Qt.TransformationMode.SmoothTransformation)
+    pixmap = QPixmap.fromImage(image)
+    pixmap.setDevicePixelRatio(ratio)
+    return pixmap
+
+
+class AttachmentThumb(QToolButton):
+    """One image as a clickable tile (see the module doc).
+
+    Args:
+        item: The image.
+        side: The tile's side in pixels.
+        open_viewer: Called with the item when the tile is clicked.
+
+    Signals:
+        loaded(): the thumbnail (or the placeholder) is shown.
+    """
+
+    loaded = Signal()
+
+    def __init__(self, item: ImageItem, side: int, open_viewer: Callable[[ImageItem], object] | None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("attachmentThumb")
+        self.item = item
+        self.problem: str | None = None
+        self._side = side
+        self._open = open_viewer
+        self._started = False
+        self.setFixedSize(side, side)
+        self.setIconSize(QSize(side - 6, side - 6))
+        self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.setToolTip(f"{item.name}\n{item.details}\nClick to view")
+        self.setAccessibleName(f"Image {item.name}")
+        self.clicked.connect(self._on_clicked)
+        cached = cached_thumb(item.key)
+        if cached is not None:
+            self._show(cached)
+
+    @property
+    def is_loaded(self) -> bool:
+        """True once the thumbnail or the placeholder is shown."""
+        return not self.icon().isNull() or self.problem is not None
+
+    def load(self) -> None:
+        """Decode the thumbnail in a worker (once; nothing when it is cached)."""
+        if self._started or self.is_loaded:
+            return
+        self._started = True
+        item = self.item
+        run_job(self, lambda: load_thumb(item), self._on_thumb)
+
+    def _on_thumb(self, image: object, error: BaseException | None) -> None:
+        if isinstance(image, QImage) and not image.isNull():
+            remember_thumb(self.item.key, image)
+            self._show(image)
+        else:
+            self.show_problem(str(error) if isinstance(error, Unreadable) else "the image cannot be shown")
+            if error is not None and not isinstance(error, Unreadable):
+                log.warning("thumbnail of %s failed: %r", self.item.name, error)
+        self.loaded.emit()
+
+    def _show(self, image: QImage) -> None:
+        self.setIcon(fitted_pixmap(image, self._side - 6, self.devicePixelRatioF()))
+
+    def show_problem(self, problem: str) -> None:
+        """Become the placeholder of an image that cannot be shown (``attachmentPlaceholder``)."""
+        self.problem = problem
+        self.setObjectName("attachmentPlaceholder")
+        self.setText("⚠\nfile\nmissing" if "missing" in problem else "⚠\ncannot\nshow")
+        self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.setCursor(Qt.CursorShape.ArrowCursor)
+        self.setToolTip(f"{self.item.name}: {problem}")
+        restyle(self)
+
+    def _on_clicked(self) -> None:
+        if self.problem is None and self._open is not None:
+            self._open(self.item)
