@@ -57,12 +57,15 @@ class ImageItem:
         name: The file name shown (and offered by "Save as…").
         details: One line for the tooltip (type, pixel size, bytes).
         read: Returns its encoded bytes; runs in a worker thread; raises ``Unreadable``.
+        check: Says why it can no longer be read (None: fine); runs in a worker thread. A thumbnail
+            shown from the cache still asks it (the file may have gone since).
     """
 
     key: str
     name: str
     details: str
     read: Callable[[], bytes]
+    check: Callable[[], str | None] | None = None
 
 
 def store_item(store: AttachmentStore, ref: AttachmentRef) -> ImageItem:
@@ -75,7 +78,7 @@ def store_item(store: AttachmentStore, ref: AttachmentRef) -> ImageItem:
             log.warning("attachment %s (%s) cannot be shown: %s", ref.file_name, ref.name, exc.message)
             raise Unreadable(exc.message) from None
 
-    return ImageItem(f"sha:{ref.sha256}", ref.name, ref.describe(), read)
+    return ImageItem(f"sha:{ref.sha256}", ref.name, ref.describe(), read, lambda: check_file(store, ref))
 
 
 def check_file(store: AttachmentStore, ref: AttachmentRef) -> str | None:

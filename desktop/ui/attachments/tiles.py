@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import PurePath
 
 from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtGui import QImage, QPixmap
+from PySide6.QtGui import QIcon, QImage, QPixmap
 from PySide6.QtWidgets import QLabel, QToolButton, QWidget
 
 from desktop.ui.attachments.items import ImageItem, Unreadable, cached_thumb, load_thumb, remember_thumb
@@ -105,12 +105,21 @@ class AttachmentThumb(QToolButton):
         return not self.icon().isNull() or self.problem is not None
 
     def load(self) -> None:
-        """Decode the thumbnail in a worker (once; nothing when it is cached)."""
-        if self._started or self.is_loaded:
+        """Decode the thumbnail in a worker (once); a cached one is only checked (the file may be gone)."""
+        if self._started:
             return
         self._started = True
         item = self.item
-        run_job(self, lambda: load_thumb(item), self._on_thumb)
+        if self.icon().isNull():
+            run_job(self, lambda: load_thumb(item), self._on_thumb)
+        elif item.check is not None:
+            run_job(self, item.check, self._on_check)
+
+    def _on_check(self, problem: object, _error: BaseException | None) -> None:
+        if isinstance(problem, str):
+            self.setIcon(QIcon())
+            self.show_problem(problem)
+        self.loaded.emit()
 
     def _on_thumb(self, image: object, error: BaseException | None) -> None:
         if isinstance(image, QImage) and not image.isNull():

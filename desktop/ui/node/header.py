@@ -192,9 +192,13 @@ class NodeHeader(QFrame):
             meter.style().unpolish(meter)
             meter.style().polish(meter)
         percent = use.fraction * 100
-        extra = f", with ~{format_tokens(pending)} for the attachments waiting" if pending else ""
+        basis = "as of the last reply"
+        if pending:
+            waiting = f"~{format_tokens(pending)} for the attachments waiting"
+            last = use.used - pending
+            basis = f"the last reply's {format_tokens(last)} and {waiting}" if last > 0 else waiting
         meter.setToolTip(f"{format_tokens(use.used)} of {format_tokens(use.window)} tokens "
-                         f"({percent:.0f}% of {use.model}'s context window, as of the last reply{extra})")
+                         f"({percent:.0f}% of {use.model}'s context window, {basis})")
         meter.show()
 
     def show_totals(self, totals: TokenTotals, cost: ConversationCost) -> None:
