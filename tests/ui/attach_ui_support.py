@@ -66,7 +66,11 @@ def chips(node: Any) -> list[Any]:
 
 def wait_chips_read(qtbot: Any, node: Any, count: int) -> list[Any]:
     """Wait until the node shows ``count`` chips, each read; return them."""
-    qtbot.waitUntil(lambda: len(chips(node)) == count and all(c.item.ready for c in chips(node)), timeout=10_000)
+    def read() -> bool:
+        shown = chips(node)
+        return len(shown) == count and all(c.item.ready for c in shown)
+
+    qtbot.waitUntil(read, timeout=10_000)
     return chips(node)
 
 

@@ -269,8 +269,10 @@ def test_export_links_the_files_edit_regenerate_and_fork_keep_them(
     edited = node.transcript.views()[0]
     assert edited.attachment_row is not None and len(edited.attachment_row.thumbs) == 1
 
-    qtbot.mouseClick(node.transcript.views()[1].findChild(QToolButton, "forkButton"), Qt.MouseButton.LeftButton)
+    fork_button = node.transcript.views()[1].findChild(QToolButton, "forkButton")
+    qtbot.mouseClick(fork_button, Qt.MouseButton.LeftButton)
     fork = window.nodes()[1]
     assert attachments_of(fork.conversation.messages[0]) == [ref]
     fork_row = fork.transcript.views()[0].attachment_row
-    qtbot.waitUntil(lambda: fork_row.thumbs[0].is_loaded and fork_row.thumbs[0].problem is None, timeout=10_000)
+    qtbot.waitUntil(lambda: fork_row.thumbs[0].is_loaded, timeout=10_000)
+    assert fork_row.thumbs[0].problem is None
