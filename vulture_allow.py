@@ -36,6 +36,8 @@ _.unloaded_count  # transcript
 _.pending_permission_cards  # transcript
 
 _.revision  # ChatNodeWidget: the conversation's revision (cost cache key)
+_.ordered_chips  # attachments.chips: the pending chips in order
+_.is_loaded  # attachments.tiles: a thumbnail (or its placeholder) is shown
 
 # core.mcp.CardNames: what the permission card shows beside the cleaned names (the card's wiring
 # is the UI's; until then the tests read them).

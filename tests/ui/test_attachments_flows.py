@@ -276,3 +276,21 @@ def test_export_links_the_files_edit_regenerate_and_fork_keep_them(
     fork_row = fork.transcript.views()[0].attachment_row
     qtbot.waitUntil(lambda: fork_row.thumbs[0].is_loaded, timeout=10_000)
     assert fork_row.thumbs[0].problem is None
+
+
+def test_files_are_read_off_the_gui_thread_and_a_message_takes_at_most_20(
+    qtbot: Any, open_window: Any, fake: FakeProvider, tmp_path: Path
+) -> None:
+    window = open_on(open_window, fake, tmp_path)
+    node = window.nodes()[0]
+    many = []
+    for i in range(25):
+        path = tmp_path / f"f{i:02}.txt"
+        path.write_text(f"file {i}", encoding="utf-8")
+        many.append(path)
+    assert drop_files(node.chat_input.viewport(), many)
+    # the drop returned before any file was read: the results come back through the event loop
+    assert [c.note_label.text() for c in chips(node)] == ["reading…"] * 20
+    assert "at most 20 attachments: 5 more were not attached" in node.attach.chips.status.text()
+    shown = wait_chips_read(qtbot, node, 20)
+    assert shown[0].note_label.text() == "6 B" and shown[-1].item.name == "f19.txt"

@@ -14,7 +14,8 @@ class FlowLayout(QLayout):
     Args:
         parent: The widget it lays out.
         spacing: Pixels between items, across and down.
-        align_right: Rows end at the right edge (a user message's attachments, under its bubble).
+        align_right: Rows end at the right edge and items sit on the row's bottom line (a user
+            message's attachments, right above its bubble).
     """
 
     def __init__(self, parent: QWidget | None = None, spacing: int = 6, *, align_right: bool = False) -> None:
@@ -97,7 +98,8 @@ class FlowLayout(QLayout):
             x = area.x() + (max(0, area.width() - width) if self._right else 0)
             for item, hint in row:
                 if apply:
-                    item.setGeometry(QRect(QPoint(x, y), hint))
+                    top = y + (line - hint.height() if self._right else 0)
+                    item.setGeometry(QRect(QPoint(x, top), hint))
                 x += hint.width() + self._gap
             y += line + self._gap
         return max(0, y - self._gap - area.y()) + m.top() + m.bottom() if any(rows) else m.top() + m.bottom()

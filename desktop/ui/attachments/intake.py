@@ -34,10 +34,12 @@ from desktop.ui.images import decode_image, encode_image
 
 log = logging.getLogger(__name__)
 
-__all__ = ["AttachmentTray", "CHIP_THUMB_SIDE", "Pending", "StoreFailed"]
+__all__ = ["AttachmentTray", "CHIP_THUMB_SIDE", "MAX_PENDING", "Pending", "StoreFailed"]
 
 #: Chip thumbnails are decoded at most this large (twice their shown size, for dense screens).
 CHIP_THUMB_SIDE = 80
+#: The most attachments one message takes (a folder's worth dropped by mistake stops here).
+MAX_PENDING = 20
 _ids = itertools.count(1)
 
 
@@ -152,32 +154,42 @@ class AttachmentTray(QObject):
 
     # -- coming in ------------------------------------------------------------------------------
 
-    def add_paths(self, paths: Sequence[Path]) -> None:
-        """Attach files (read and classified in a worker)."""
-        for path in paths:
+    def add_paths(self, paths: Sequence[Path]) -> int:
+        """Attach files (read and classified in a worker); returns how many did not fit
+        (``MAX_PENDING``)."""
+        room = max(0, MAX_PENDING - len(self.items))
+        for path in paths[:room]:
             self._add_file(path)
-        if paths:
+        if paths[:room]:
             self.changed.emit()
+        return max(0, len(paths) - room)
 
     def _add_file(self, path: Path) -> None:
         item = Pending(next(_ids), path.name or "attachment", path=path)
         self.items.append(item)
         run_job(self, lambda: _read_file(path), lambda r, e: self._on_file(item, r, e))
 
-    def add_image(self, image: QImage) -> None:
-        """Attach pasted image data (encoded as PNG in a worker)."""
+    def add_image(self, image: QImage) -> int:
+        """Attach pasted image data (encoded as PNG in a worker); 1 when it did not fit, else 0."""
+        if len(self.items) >= MAX_PENDING:
+            return 1
         item = Pending(next(_ids), pasted_name())
         self.items.append(item)
         copy = image.copy()  # the worker gets its own pixels, the clipboard may change meanwhile
         run_job(self, lambda: _read_image(copy), lambda r, e: self._on_bytes(item, r, e))
         self.changed.emit()
+        return 0
 
-    def add_png(self, data: bytes) -> None:
-        """Attach pasted PNG bytes as they are (a clipboard holding ``image/png`` only)."""
+    def add_png(self, data: bytes) -> int:
+        """Attach pasted PNG bytes as they are (a clipboard holding ``image/png`` only); 1 when it
+        did not fit, else 0."""
+        if len(self.items) >= MAX_PENDING:
+            return 1
         item = Pending(next(_ids), pasted_name())
         self.items.append(item)
         run_job(self, lambda: _read_png(data), lambda r, e: self._on_bytes(item, r, e))
         self.changed.emit()
+        return 0
 
     def _on_file(self, item: Pending, result: object, error: BaseException | None) -> None:
         if isinstance(result, tuple):

@@ -22,7 +22,7 @@ from desktop.core.chat.attachment_ref import format_size
 from desktop.ui.attachments.flow import FlowLayout
 from desktop.ui.attachments.items import ImageItem, check_file, store_item
 from desktop.ui.attachments.jobs import run_job
-from desktop.ui.attachments.tiles import AttachmentThumb, badge_text, make_badge, restyle
+from desktop.ui.attachments.tiles import AttachmentThumb, badge_text, make_badge, restyle, tile_size
 from desktop.ui.attachments.viewer import show_viewer
 
 log = logging.getLogger(__name__)
@@ -98,7 +98,7 @@ class AttachmentRow(QWidget):
         policy = QSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         policy.setHeightForWidth(True)
         self.setSizePolicy(policy)
-        self._flow = FlowLayout(self, 6, align_right=True)
+        self._flow = FlowLayout(self, 6, align_right=True)  # rows end at the bubble's edge, items at its line
 
     def bind(self, store: AttachmentStore | None) -> None:
         """Show the references read from ``store`` (None: no project; the tiles stay empty)."""
@@ -111,7 +111,8 @@ class AttachmentRow(QWidget):
         self.thumbs, self.files = [], []
         for ref in self.refs:
             if ref.kind == "image" and store is not None:
-                thumb = AttachmentThumb(store_item(store, ref), MESSAGE_TILE, self._view, self)
+                size = tile_size(MESSAGE_TILE, ref.width, ref.height)
+                thumb = AttachmentThumb(store_item(store, ref), size, self._view, self)
                 self._flow.addWidget(thumb)
                 self.thumbs.append(thumb)
                 thumb.load()
@@ -156,7 +157,8 @@ class ToolImages(QWidget):
         self._flow = FlowLayout(self, 6)
         self.thumbs: list[AttachmentThumb] = []
         for item in items:
-            thumb = AttachmentThumb(item, MESSAGE_TILE, lambda i: show_viewer(i, self), self)
+            size = tile_size(MESSAGE_TILE, None, None)  # the pixel size is known once decoded
+            thumb = AttachmentThumb(item, size, lambda i: show_viewer(i, self), self)
             self._flow.addWidget(thumb)
             self.thumbs.append(thumb)
             thumb.load()

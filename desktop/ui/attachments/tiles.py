@@ -21,7 +21,7 @@ from desktop.ui.attachments.jobs import run_job
 
 log = logging.getLogger(__name__)
 
-__all__ = ["AttachmentThumb", "badge_text", "make_badge", "restyle"]
+__all__ = ["AttachmentThumb", "badge_text", "make_badge", "restyle", "tile_size"]
 
 _BADGES = {"application/pdf": "PDF", "text/plain": "TXT"}
 
@@ -54,11 +54,21 @@ def make_badge(text: str, side: int, parent: QWidget) -> QLabel:
     return badge
 
 
-def fitted_pixmap(image: QImage, box: int, ratio: float) -> QPixmap:
-    """``image`` scaled to fit a ``box`` × ``box`` square at the screen's pixel ratio (never up)."""
-    target = max(1, round(box * ratio))
-    if max(image.width(), image.height()) > target:
-        image = image.scaled(target, target, Qt.AspectRatioMode.KeepAspectRatio,
+def tile_size(height: int, width_px: int | None, height_px: int | None) -> QSize:
+    """A tile ``height`` pixels high, as wide as the image's aspect asks (between 0.6 and 2.2
+    times its height; square when the pixel size is unknown), decided before the image loads."""
+    if not width_px or not height_px:
+        return QSize(height, height)
+    width = round(height * min(2.2, max(0.6, width_px / height_px)))
+    return QSize(width, height)
+
+
+def fitted_pixmap(image: QImage, box: int | QSize, ratio: float) -> QPixmap:
+    """``image`` scaled to fit ``box`` (a square's side, or a size) at the pixel ratio (never up)."""
+    size = QSize(box, box) if isinstance(box, int) else box
+    target = QSize(max(1, round(size.width() * ratio)), max(1, round(size.height() * ratio)))
+    if image.width() > target.width() or image.height() > target.height():
+        image = image.scaled(target, Qt.AspectRatioMode.KeepAspectRatio,
                              Qt.TransformationMode.SmoothTransformation)
     pixmap = QPixmap.fromImage(image)
     pixmap.setDevicePixelRatio(ratio)
@@ -70,7 +80,7 @@ class AttachmentThumb(QToolButton):
 
     Args:
         item: The image.
-        side: The tile's side in pixels.
+        size: The tile's size in pixels (``tile_size``).
         open_viewer: Called with the item when the tile is clicked.
 
     Signals:
@@ -79,17 +89,17 @@ class AttachmentThumb(QToolButton):
 
     loaded = Signal()
 
-    def __init__(self, item: ImageItem, side: int, open_viewer: Callable[[ImageItem], object] | None,
+    def __init__(self, item: ImageItem, size: QSize, open_viewer: Callable[[ImageItem], object] | None,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("attachmentThumb")
         self.item = item
         self.problem: str | None = None
-        self._side = side
+        self._inner = QSize(size.width() - 6, size.height() - 6)
         self._open = open_viewer
         self._started = False
-        self.setFixedSize(side, side)
-        self.setIconSize(QSize(side - 6, side - 6))
+        self.setFixedSize(size)
+        self.setIconSize(self._inner)
         self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setToolTip(f"{item.name}\n{item.details}\nClick to view")
@@ -132,13 +142,14 @@ class AttachmentThumb(QToolButton):
         self.loaded.emit()
 
     def _show(self, image: QImage) -> None:
-        self.setIcon(fitted_pixmap(image, self._side - 6, self.devicePixelRatioF()))
+        self.setIcon(fitted_pixmap(image, self._inner, self.devicePixelRatioF()))
 
     def show_problem(self, problem: str) -> None:
         """Become the placeholder of an image that cannot be shown (``attachmentPlaceholder``)."""
         self.problem = problem
         self.setObjectName("attachmentPlaceholder")
-        self.setText("⚠\nfile\nmissing" if "missing" in problem else "⚠\ncannot\nshow")
+        name = self.fontMetrics().elidedText(self.item.name, Qt.TextElideMode.ElideMiddle, self.width() - 12)
+        self.setText(("⚠\nfile missing\n" if "missing" in problem else "⚠\ncannot show\n") + name)
         self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
         self.setCursor(Qt.CursorShape.ArrowCursor)
         self.setToolTip(f"{self.item.name}: {problem}")

@@ -13,8 +13,8 @@ import logging
 import os
 from pathlib import Path
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QImage, QKeyEvent, QPainter, QPixmap, QWheelEvent
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QImage, QKeyEvent, QPainter, QPalette, QPixmap, QWheelEvent
 from PySide6.QtWidgets import (
     QDialog,
     QFileDialog,
@@ -59,7 +59,7 @@ class _View(QGraphicsView):
         self._viewer = viewer
         self.setObjectName("imageCanvas")
         self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
-        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.NoAnchor)  # zoom_by keeps its point
         self.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, True)
         self.setAlignment(Qt.AlignmentFlag.AlignCenter)
 
@@ -67,7 +67,7 @@ class _View(QGraphicsView):
         """Zoom in (away from you) or out, one step per notch."""
         steps = event.angleDelta().y() / 120
         if steps:
-            self._viewer.zoom_by(ZOOM_STEP ** steps)
+            self._viewer.zoom_by(ZOOM_STEP ** steps, event.position().toPoint())
         event.accept()
 
 
@@ -112,6 +112,7 @@ class ImageViewer(QDialog):
         self._scene.addItem(self._pixmap)
         self.view = _View(self)
         self.view.setScene(self._scene)
+        self.view.setBackgroundBrush(self.palette().color(QPalette.ColorRole.Window).darker(112))
         lay.addWidget(self.view, 1)
         self.resize(900, 680)
         run_job(self, lambda: _read(item), self._on_loaded)
@@ -143,9 +144,10 @@ class ImageViewer(QDialog):
         """The current scale (1.0: one image pixel per screen pixel)."""
         return self._zoom
 
-    def zoom_by(self, factor: float) -> None:
-        """Scale by ``factor`` (kept between ``MIN_ZOOM`` and ``MAX_ZOOM``)."""
-        self._set_zoom(self._zoom * factor)
+    def zoom_by(self, factor: float, at: QPoint | None = None) -> None:
+        """Scale by ``factor`` (kept between ``MIN_ZOOM`` and ``MAX_ZOOM``), keeping the image point
+        under ``at`` (a viewport position; default its centre) where it is."""
+        self._set_zoom(self._zoom * factor, at)
         self._fit = False
 
     def fit(self) -> None:
@@ -158,10 +160,16 @@ class ImageViewer(QDialog):
         scale = min(1.0, (area.width() - 4) / max(width, 1), (area.height() - 4) / max(height, 1))
         self._set_zoom(scale)
 
-    def _set_zoom(self, zoom: float) -> None:
+    def _set_zoom(self, zoom: float, at: QPoint | None = None) -> None:
+        view = self.view
+        anchor = at if at is not None else view.viewport().rect().center()
+        point = view.mapToScene(anchor)
         self._zoom = min(MAX_ZOOM, max(MIN_ZOOM, zoom))
-        self.view.resetTransform()
-        self.view.scale(self._zoom, self._zoom)
+        view.resetTransform()
+        view.scale(self._zoom, self._zoom)
+        moved = view.mapFromScene(point) - anchor
+        for bar, delta in ((view.horizontalScrollBar(), moved.x()), (view.verticalScrollBar(), moved.y())):
+            bar.setValue(bar.value() + delta)
         if self.image_size is not None:
             width, height = self.image_size
             self.status.setText(f"{self.item.name} — {width}×{height} — {self._zoom * 100:.0f}%")

@@ -152,16 +152,23 @@ class NodeAttachments(QObject):
     def add_files(self, paths: Sequence[Path]) -> None:
         """Attach files (dropped, pasted or picked)."""
         if paths:
-            self.tray().add_paths(list(paths))
+            self._refused(self.tray().add_paths(list(paths)))
 
     def add_image(self, image: object) -> None:
         """Attach pasted image data: a ``QImage`` (stored as PNG) or PNG bytes."""
         from PySide6.QtGui import QImage
 
         if isinstance(image, QImage):
-            self.tray().add_image(image)
+            self._refused(self.tray().add_image(image))
         elif isinstance(image, bytes):
-            self.tray().add_png(image)
+            self._refused(self.tray().add_png(image))
+
+    def _refused(self, count: int) -> None:
+        if count and self._strip is not None:
+            from desktop.ui.attachments.intake import MAX_PENDING
+
+            self._strip.show_status(f"A message takes at most {MAX_PENDING} attachments: "
+                                    f"{count} more {'was' if count == 1 else 'were'} not attached.")
 
     def remove_last(self) -> None:
         """Backspace in the empty input: take the last chip off."""
