@@ -3,6 +3,7 @@ a drop on the transcript, copied files and raw PNG on the clipboard, the "cannot
 a missing file's placeholder, the image viewer, the context meter, export links, and edit,
 regenerate and fork keeping a message's attachments."""
 
+# ruff: noqa: F811 - pytest fixtures imported from test_chat_node_support are parameters here
 from __future__ import annotations
 
 from pathlib import Path
@@ -24,6 +25,7 @@ from PySide6.QtCore import QMimeData, Qt, QUrl
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QFileDialog, QPushButton, QToolButton, QWidget
 from test_app_support import close_window
+from test_chat_node_support import make_env  # noqa: F401  (a fixture: a node without a window)
 
 from desktop.core.chat.attachment_ref import attachments_of
 from desktop.testing import FakeProvider, Turn
@@ -268,6 +270,11 @@ def test_export_links_the_files_edit_regenerate_and_fork_keep_them(
     assert [p["type"] for p in last_user_content(fake)] == ["image_url", "text"]
     edited = node.transcript.views()[0]
     assert edited.attachment_row is not None and len(edited.attachment_row.thumbs) == 1
+    qtbot.mouseClick(edited.findChild(QToolButton, "prevVersionButton"), Qt.MouseButton.LeftButton)
+    assert node.conversation.messages[0].content == "first" and _user_refs(node) == [ref]  # the old version
+    qtbot.mouseClick(node.transcript.views()[0].findChild(QToolButton, "nextVersionButton"),
+                     Qt.MouseButton.LeftButton)
+    assert node.conversation.messages[0].content == "second" and _user_refs(node) == [ref]
 
     fork_button = node.transcript.views()[1].findChild(QToolButton, "forkButton")
     qtbot.mouseClick(fork_button, Qt.MouseButton.LeftButton)
@@ -294,3 +301,15 @@ def test_files_are_read_off_the_gui_thread_and_a_message_takes_at_most_20(
     assert "at most 20 attachments: 5 more were not attached" in node.attach.chips.status.text()
     shown = wait_chips_read(qtbot, node, 20)
     assert shown[0].note_label.text() == "6 B" and shown[-1].item.name == "f19.txt"
+
+
+def test_without_a_project_folder_the_send_says_why_and_keeps_everything(qtbot: Any, make_env: Any) -> None:
+    env = make_env()  # a node outside a window: no project, so no attachment store
+    node = env.node
+    paste_image(qtbot, node, red_image())
+    wait_chips_read(qtbot, node, 1)
+    qtbot.keyClicks(node.chat_input, "hello")
+    qtbot.mouseClick(node.send_button, Qt.MouseButton.LeftButton)
+    assert "need a project folder" in node.attach.chips.status.text()
+    assert node.chat_input.toPlainText() == "hello" and len(chips(node)) == 1
+    assert node.conversation.messages == [] and posts(env.fake) == []

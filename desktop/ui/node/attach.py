@@ -115,7 +115,9 @@ class NodeAttachments(QObject):
         super().__init__(node if isinstance(node, QObject) else None)
         self._node = node
         self._services = services
-        self._widget: QWidget = node if isinstance(node, QWidget) else QWidget()
+        if not isinstance(node, QWidget):
+            raise TypeError("NodeAttachments needs the node's widget")
+        self._widget: QWidget = node
         self._tray: AttachmentTray | None = None
         self._strip: ChipStrip | None = None
         self._card: VisionCard | None = None
