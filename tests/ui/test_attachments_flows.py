@@ -21,8 +21,8 @@ from attach_ui_support import (
     red_image,
     wait_chips_read,
 )
-from PySide6.QtCore import QMimeData, Qt, QUrl
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
+from PySide6.QtGui import QGuiApplication, QWheelEvent
 from PySide6.QtWidgets import QApplication, QFileDialog, QPushButton, QToolButton, QWidget
 from test_app_support import close_window
 from test_chat_node_support import make_env  # noqa: F401  (a fixture: a node without a window)
@@ -211,6 +211,15 @@ def test_the_viewer_zooms_fits_and_saves_the_original(
     qtbot.keyClick(viewer, Qt.Key.Key_Minus)
     assert viewer.zoom == pytest.approx(fitted / 1.25)
     qtbot.mouseClick(viewer.findChild(QPushButton, "fitButton"), Qt.MouseButton.LeftButton)
+    assert viewer.zoom == pytest.approx(fitted)
+    canvas = viewer.view.viewport()
+    centre = QPointF(canvas.rect().center())
+    notch = QWheelEvent(centre, QPointF(canvas.mapToGlobal(centre.toPoint())), QPoint(), QPoint(0, 240),
+                        Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase,
+                        False)
+    QApplication.sendEvent(canvas, notch)  # two notches away from you: two steps in
+    assert viewer.zoom == pytest.approx(fitted * 1.25 ** 2)
+    qtbot.keyClick(viewer, Qt.Key.Key_0)
     assert viewer.zoom == pytest.approx(fitted)
     target = tmp_path / "saved" / "copy.jpg"
     target.parent.mkdir()

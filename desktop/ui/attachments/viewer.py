@@ -9,12 +9,13 @@ line (``viewerStatus``).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from pathlib import Path
 
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QImage, QKeyEvent, QPainter, QPalette, QPixmap, QWheelEvent
+from PySide6.QtGui import QImage, QKeyEvent, QPainter, QPalette, QPixmap, QResizeEvent, QWheelEvent
 from PySide6.QtWidgets import (
     QDialog,
     QFileDialog,
@@ -28,7 +29,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.core._atomic import atomic_write_bytes
 from desktop.ui.attachments.items import ImageItem, Unreadable
 from desktop.ui.attachments.jobs import run_job
 from desktop.ui.images import decode_image
@@ -174,9 +174,9 @@ class ImageViewer(QDialog):
             width, height = self.image_size
             self.status.setText(f"{self.item.name} — {width}×{height} — {self._zoom * 100:.0f}%")
 
-    def resizeEvent(self, event: object) -> None:  # noqa: N802 - Qt override
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
         """Keep fitting the window while in Fit mode."""
-        super().resizeEvent(event)  # type: ignore[arg-type]
+        super().resizeEvent(event)
         if self._fit:
             self.fit()
 
@@ -203,9 +203,13 @@ class ImageViewer(QDialog):
         if not path:
             return None
         target = Path(path)
+        tmp = target.with_name(target.name + ".tmp")
         try:
-            atomic_write_bytes(target, self._data)
+            tmp.write_bytes(self._data)
+            os.replace(tmp, target)  # never a half-written file under the chosen name
         except OSError as exc:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
             self.status.setText(f"Could not save: {exc.strerror or exc}")
             return None
         self.status.setText(f"Saved to {os.fspath(target)}")

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QEvent, QObject, QPointF, Qt
-from PySide6.QtGui import QColor, QDropEvent, QIcon, QPainter, QPainterPath, QPalette, QPen, QPixmap
+from PySide6.QtGui import QColor, QDropEvent, QIcon, QImage, QPainter, QPainterPath, QPalette, QPen, QPixmap
 from PySide6.QtWidgets import QBoxLayout, QFileDialog, QToolButton, QWidget
 
 from desktop.ui.node.input import ChatInput, local_files
@@ -158,8 +158,6 @@ class NodeAttachments(QObject):
 
     def add_image(self, image: object) -> None:
         """Attach pasted image data: a ``QImage`` (stored as PNG) or PNG bytes."""
-        from PySide6.QtGui import QImage
-
         if isinstance(image, QImage):
             self._refused(self.tray().add_image(image))
         elif isinstance(image, bytes):
@@ -167,7 +165,7 @@ class NodeAttachments(QObject):
 
     def _refused(self, count: int) -> None:
         if count and self._strip is not None:
-            from desktop.ui.attachments.intake import MAX_PENDING
+            from desktop.ui.attachments.intake import MAX_PENDING  # start-up: the room loads with a file
 
             self._strip.show_status(f"A message takes at most {MAX_PENDING} attachments: "
                                     f"{count} more {'was' if count == 1 else 'were'} not attached.")
@@ -304,7 +302,7 @@ class NodeAttachments(QObject):
 
     def _blind_model(self) -> str | None:
         """The model a send uses when it is known not to see images, else None."""
-        from desktop.core.usage import model_capabilities
+        from desktop.core.usage import model_capabilities  # start-up: the capability table loads here
 
         model = self._node.model_choice.pricing_model()
         return model if model and model_capabilities(model).vision is False else None
