@@ -38,6 +38,8 @@ _.item_of  # window.sidebar: a node's row in the sidebar's lists
 _.folders  # core.recent.RecentProjects: every project opened (the search index's list of projects)
 
 _.revision  # ChatNodeWidget: the conversation's revision (cost cache key)
+_.ordered_chips  # attachments.chips: the pending chips in order
+_.is_loaded  # attachments.tiles: a thumbnail (or its placeholder) is shown
 
 # core.mcp.CardNames: what the permission card shows beside the cleaned names (the card's wiring
 # is the UI's; until then the tests read them).

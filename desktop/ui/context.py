@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     import httpx
 
+    from desktop.core.attachments import AttachmentStore
     from desktop.core.chat.runtime import ChatRuntime, ChatRuntimeDeps
     from desktop.core.chat.types import ChatDriver, ChatEvent, ChatToolDef, ProviderConfig
     from desktop.core.secrets import SecretStore
@@ -306,10 +307,17 @@ class AppContext:
             return builtin
         return self.mcp.filter_tools(node_id, builtin)
 
+    def attachment_store(self) -> AttachmentStore | None:
+        """The open project's attachment files (None without a project); made again for a new project."""
+        from desktop.ui.images import project_attachments  # start-up: Qt's codecs load with the first file
+
+        return project_attachments(self.project_dir)[0]
+
     def _driver_for(self, config: ProviderConfig) -> ChatDriver:
         from desktop.core.providers import driver_for
+        from desktop.ui.images import project_attachments
 
-        return driver_for(config, self.client)
+        return driver_for(config, self.client, attachments=project_attachments(self.project_dir)[1])
 
     async def list_models(self, provider_id: str) -> list[str]:
         """``AppServices.list_models``: the provider's models (its configured list when keyless and down).

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from desktop.core.attachments import AttachmentStore
     from desktop.core.chat.cost import Price
     from desktop.core.chat.loop import ApprovalDecision
     from desktop.core.chat.runtime import ChatRuntime, ChatSendRequest, ChatSendResult
@@ -101,6 +102,8 @@ class AppServices:
         open_budget_settings: Shows where a budget of that scope (``app`` / ``project``) is set.
         load_services: Loads the app's deferred services (the window's context calls it right after
             the first paint; a send that comes first calls it itself). None: nothing is deferred.
+        attachment_store: Returns the open project's attachment files (None: no project, nothing
+            can be attached).
     """
 
     runtime: NodeRuntime
@@ -112,6 +115,7 @@ class AppServices:
     budget_check: Callable[[], BudgetCheck | None] | None = None
     open_budget_settings: Callable[[str], object] | None = None
     load_services: Callable[[], object] | None = None
+    attachment_store: Callable[[], AttachmentStore | None] | None = None
     _overrides_key: object = field(default=None, init=False, repr=False)
     _overrides: dict[str, Price] = field(default_factory=dict, init=False, repr=False)
     overrides_version: int = field(default=0, init=False)

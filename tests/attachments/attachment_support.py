@@ -1,24 +1,21 @@
-"""Shared by the attachment tests: a real ``ImagePreparer`` built on ``QImage`` (what the UI will
-provide; the core only defines the protocol), JPEGs made with Qt, and an EXIF orientation writer."""
+"""Shared by the attachment tests: the app's ``QImage`` preparer (``desktop.ui.images``) counting its
+calls, JPEGs made with Qt, GIFs, and an EXIF orientation writer."""
 
 from __future__ import annotations
 
 import struct
 import threading
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, Qt
-from PySide6.QtGui import QColor, QImage, QImageReader
+from PySide6.QtGui import QColor, QImage
 
-from desktop.core.attachments import ImageLimits, ImagePrepareError, PreparedImage
+from desktop.core.attachments import ImageLimits, PreparedImage
+from desktop.ui.images import QtImagePreparer, encode_image
 
 
 def encode(image: QImage, fmt: str, quality: int = -1) -> bytes:
-    data = QByteArray()
-    buf = QBuffer(data)
-    buf.open(QIODevice.OpenModeFlag.WriteOnly)
-    assert image.save(buf, fmt, quality), fmt
-    buf.close()
-    return bytes(data.data())
+    data = encode_image(image, fmt, quality)
+    assert data, fmt
+    return data
 
 
 def make_jpeg(width: int, height: int, colour: str = "#3366cc", quality: int = 90) -> bytes:
@@ -76,10 +73,10 @@ def with_exif_orientation(jpeg: bytes, orientation: int) -> bytes:
     return jpeg[:2] + segment + jpeg[2:]
 
 
-class QtPreparer:
-    """An ``ImagePreparer`` with ``QImage``: EXIF applied, smooth scaling, JPEG (or PNG with alpha)
-    within the byte limit. Counts its calls and the threads it ran on. ``scale=False`` leaves out
-    the downscaling (a real bug a preparer could have: the core must not send its result)."""
+class QtPreparer(QtImagePreparer):
+    """The product's ``QtImagePreparer``, counting its calls and the threads it ran on.
+    ``scale=False`` asks it for an image within limits that do not bind (a real bug a preparer
+    could have: it forgets to downscale; the core must not send its result)."""
 
     def __init__(self, *, scale: bool = True) -> None:
         self.calls = 0
@@ -89,24 +86,6 @@ class QtPreparer:
     def prepare(self, data: bytes, limits: ImageLimits) -> PreparedImage:
         self.calls += 1
         self.threads.add(threading.get_ident())
-        raw = QByteArray(data)
-        buf = QBuffer(raw)
-        buf.open(QIODevice.OpenModeFlag.ReadOnly)
-        reader = QImageReader(buf)
-        reader.setAutoTransform(True)
-        image = reader.read()
-        if image.isNull():
-            raise ImagePrepareError(f"cannot decode: {reader.errorString()}")
-        width, height = limits.fit(image.width(), image.height())
-        if self.scale and (width, height) != (image.width(), image.height()):
-            image = image.scaled(width, height, Qt.AspectRatioMode.IgnoreAspectRatio,
-                                 Qt.TransformationMode.SmoothTransformation)
-        if image.hasAlphaChannel():
-            out = encode(image, "PNG")
-            if len(out) <= limits.max_bytes:
-                return PreparedImage(out, "image/png", image.width(), image.height())
-        for quality in (85, 70, 50, 30):
-            out = encode(image.convertToFormat(QImage.Format.Format_RGB32), "JPEG", quality)
-            if len(out) <= limits.max_bytes:
-                return PreparedImage(out, "image/jpeg", image.width(), image.height())
-        raise ImagePrepareError("still too large at quality 30")
+        if not self.scale:
+            limits = ImageLimits(1 << 20, None, limits.max_bytes)
+        return super().prepare(data, limits)

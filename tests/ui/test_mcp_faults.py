@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtWidgets import QLabel, QPushButton
+from PySide6.QtWidgets import QPushButton
 from test_mcp_app import posts, stdio_entry, wait_ready, write_mcp_settings
 
 from desktop.testing import FakeProvider, ToolCallSpec, Turn
@@ -99,9 +99,10 @@ def test_image_and_long_result_in_the_card(
     with qtbot.waitSignal(node.run_finished, timeout=15_000):
         node.submit("image")
     card = node.transcript.card_for(last_call(node).id)
-    qtbot.waitUntil(lambda: card.mcp_extras is not None, timeout=5_000)
-    images = card.mcp_extras.findChildren(QLabel, "mcpImage")
-    assert len(images) == 1 and images[0].pixmap() is not None and not images[0].pixmap().isNull()
+    qtbot.waitUntil(lambda: card.images is not None and card.images.thumbs[0].is_loaded, timeout=5_000)
+    [thumb] = card.images.thumbs  # the tool card shows a result's images like a message's attachments
+    assert thumb.objectName() == "attachmentThumb" and not thumb.icon().isNull()
+    assert card.mcp_extras is None  # nothing else to add: the result was not cut
     assert "a red pixel" in (last_call(node).result or "")
     with qtbot.waitSignal(node.run_finished, timeout=15_000):
         node.submit("big")

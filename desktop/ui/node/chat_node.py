@@ -11,12 +11,15 @@ the node applies it. Export, token totals and the cost texts live in the Qt-free
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
+from desktop.core.chat.attachment_ref import AttachmentRef, set_attachments
 from desktop.core.chat.conversation import Conversation, append_message, detect_slash_command
 from desktop.core.chat.cost import ConversationCost
 from desktop.core.chat.export import conversation_markdown
@@ -24,6 +27,7 @@ from desktop.core.chat.types import ChatMessage
 from desktop.core.chat.versions import CostSplit
 from desktop.core.project import NodeState, TrimInfo, apply_trim
 from desktop.ui.money.budget_card import BudgetCard
+from desktop.ui.node.attach import NodeAttachments
 from desktop.ui.node.commands import NodeCommands
 from desktop.ui.node.costs import NodeCosts
 from desktop.ui.node.header import NodeHeader
@@ -85,6 +89,7 @@ class ChatNodeWidget(QWidget):
         self.versions = NodeVersions(self, send=self.runs.start, replaced=self._on_replaced,
                                      approve=self.runs.approve)
         self.versions.fork_requested.connect(self.fork_requested)
+        self.attach = NodeAttachments(self, services)  # files: ways in, chips, send, rows (attach.py)
         self._build_ui(deferred)
         self.chat_input.edit_last_requested.connect(self.versions.edit_last)
         self.node_tools = attach_node_tools(self, services)  # MCP: Tools menu, grants (tools.py)
@@ -139,6 +144,7 @@ class ChatNodeWidget(QWidget):
         self.chat_input.submitted.connect(self._on_input_submitted)
         self.header.title_edit.done.connect(lambda: self.chat_input.setFocus())  # after a rename
         bl.addWidget(self.chat_input, 1)
+        self.attach.place(root, bar, bl, self.chat_input)
         self.send_button = QPushButton("Send", bar)
         self.send_button.setObjectName("sendButton")
         self.send_button.setAutoDefault(False)
@@ -288,9 +294,9 @@ class ChatNodeWidget(QWidget):
         self.transcript.clear_error()
         self.runs.start()
 
-    def export_markdown(self, *, include_versions: bool = False) -> str:
+    def export_markdown(self, *, include_versions: bool = False, export_dir: Path | None = None) -> str:
         """The conversation, archived history first, as a Markdown document (the active path, and
-        with ``include_versions`` the other versions after it)."""
+        with ``include_versions`` the other versions after it; files linked relative to ``export_dir``)."""
         archived: list[ChatMessage] = []
         if self._services.read_archive is not None:
             try:
@@ -298,7 +304,8 @@ class ChatNodeWidget(QWidget):
             except Exception as exc:  # noqa: BLE001 - an unreadable archive must not block export
                 log.warning("could not read the history archive of %s: %s", self.node_id, exc)
         return conversation_markdown(self._title, [*archived, *self._conv.messages], archived=len(archived),
-                                     include_versions=include_versions)
+                                     include_versions=include_versions,
+                                     attachment_link=self.attach.export_link(export_dir))
 
     def shutdown(self) -> None:
         """Stop the run, cancel the node's tasks and disconnect from the bridge."""
@@ -342,8 +349,9 @@ class ChatNodeWidget(QWidget):
         self.chat_input.setFocus()
 
     def _submit(self, text: str) -> bool:
-        """Run ``text``; True when it was accepted (the input box may be cleared)."""
-        if self._closed or not text.strip():
+        """Run ``text``; True when it was accepted (the input box may be cleared; with attachments
+        pending ``attach`` stores them, then sends and clears it)."""
+        if self._closed or not (text.strip() or self.attach.has_pending()):
             return False
         command = detect_slash_command(text)
         if command is not None:
@@ -351,7 +359,15 @@ class ChatNodeWidget(QWidget):
             return True
         if self.is_busy() or not self.budget_card.allows_send():
             return False
-        append_message(self._conv, "user", text)
+        if self.attach.has_pending():
+            self.attach.send(text)
+            return False
+        self.send_message(text)
+        return True
+
+    def send_message(self, text: str, attachments: Sequence[AttachmentRef] = ()) -> None:
+        """Append a user message (with the references of attachments already stored) and send it."""
+        set_attachments(append_message(self._conv, "user", text), attachments)
         if (title := first_message_title(self._title, self._conv.messages, text)) is not None:
             self.set_title(title)  # the first message names a node still called "Chat"
         self.touch()
@@ -360,7 +376,6 @@ class ChatNodeWidget(QWidget):
         self.changed.emit()
         self.runs.start()  # the request goes out first (it takes the runtime two loop passes)
         self.transcript.flush_soon()  # then the message shows, in one frame with the first text
-        return True
 
     def show_busy(self, busy: bool) -> None:
         """Show whether a run is in progress: Send becomes Stop, the message actions wait."""
@@ -398,6 +413,7 @@ class ChatNodeWidget(QWidget):
         transcript.retry_requested.connect(self.retry)
         transcript.rendered.connect(self.runs.on_rendered)
         self.versions.connect_transcript(transcript)
+        self.attach.connect_transcript(transcript)
         transcript.set_theme(markdown_theme(node_colors(QGuiApplication.palette())))
         transcript.set_conversation(self._conv)
 

@@ -1,5 +1,9 @@
 """What a chat node's answers cost: the header's token and cost chips, the context meter, the meta lines.
 
+The context meter reads the last reply's usage plus the estimated tokens of the attachments waiting
+for the next message (``NodeAttachments.pending_tokens``), so a photo that would not fit shows before
+the send.
+
 The cost counts every response of every version (``desktop.core.chat.versions.cost_split``: this
 path and the other versions), with the settings' price overrides. It is cached until the messages
 (the node's ``revision``), the model or the price overrides change: the window asks every node for
@@ -15,16 +19,28 @@ from desktop.core.chat.export import token_totals
 from desktop.core.chat.summary import message_meta
 from desktop.core.chat.types import ChatMessage
 from desktop.core.chat.versions import CostSplit, all_responses, cost_split, cost_split_text
-from desktop.core.usage import context_use
+from desktop.core.usage import ContextUse, context_use, context_window
 
 if TYPE_CHECKING:
     from PySide6.QtCore import SignalInstance
 
+    from desktop.ui.node.attach import NodeAttachments
     from desktop.ui.node.header import NodeHeader
     from desktop.ui.node.models import NodeModelChoice
     from desktop.ui.services import AppServices
 
-__all__ = ["CostsHost", "NodeCosts"]
+__all__ = ["CostsHost", "NodeCosts", "with_pending"]
+
+
+def with_pending(use: ContextUse | None, pending: int, model: str | None) -> ContextUse | None:
+    """The meter's reading with ``pending`` more tokens (attachments not sent yet); before any reply,
+    those tokens alone against the model's window (None when the window is unknown)."""
+    if not pending:
+        return use
+    if use is not None:
+        return ContextUse(use.used + pending, use.window, use.model)
+    window = context_window(model) if model else None
+    return ContextUse(pending, window, model) if model and window else None
 
 
 class CostsHost(Protocol):
@@ -41,6 +57,8 @@ class CostsHost(Protocol):
     def header(self) -> NodeHeader: ...
     @property
     def cost_changed(self) -> SignalInstance: ...
+    @property
+    def attach(self) -> NodeAttachments: ...
 
 
 class NodeCosts:
@@ -82,5 +100,8 @@ class NodeCosts:
         if text := cost_split_text(split):
             chip.setToolTip(f"{chip.toolTip()}\n{text}")
         choice = node.model_choice
-        node.header.show_context(context_use(conv.messages, choice.pricing_model(), choice.context_lengths()))
+        model = choice.pricing_model()
+        pending = node.attach.pending_tokens()
+        used = context_use(conv.messages, model, choice.context_lengths())
+        node.header.show_context(with_pending(used, pending, model), pending)
         node.cost_changed.emit()

@@ -178,8 +178,9 @@ class NodeHeader(QFrame):
         self.tools_status.setText(text or "")
         self.tools_status.setVisible(bool(text))
 
-    def show_context(self, use: ContextUse | None) -> None:
-        """Show how full the context window is (``None`` hides the meter: nothing known yet)."""
+    def show_context(self, use: ContextUse | None, pending: int = 0) -> None:
+        """Show how full the context window is (``None`` hides the meter: nothing known yet);
+        ``pending`` of its tokens are the attachments waiting to be sent, estimated."""
         meter = self.context_meter
         if use is None:
             meter.hide()
@@ -191,8 +192,13 @@ class NodeHeader(QFrame):
             meter.style().unpolish(meter)
             meter.style().polish(meter)
         percent = use.fraction * 100
+        basis = "as of the last reply"
+        if pending:
+            waiting = f"~{format_tokens(pending)} for the attachments waiting"
+            last = use.used - pending
+            basis = f"the last reply's {format_tokens(last)} and {waiting}" if last > 0 else waiting
         meter.setToolTip(f"{format_tokens(use.used)} of {format_tokens(use.window)} tokens "
-                         f"({percent:.0f}% of {use.model}'s context window, as of the last reply)")
+                         f"({percent:.0f}% of {use.model}'s context window, {basis})")
         meter.show()
 
     def show_totals(self, totals: TokenTotals, cost: ConversationCost) -> None:

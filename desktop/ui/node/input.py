@@ -1,20 +1,54 @@
 """The chat node's input box: Enter sends, Shift+Enter inserts a newline, "/" completes commands,
-Up in the empty box edits the last user message."""
+Up in the empty box edits the last user message. Files dropped on it or pasted into it (copied files,
+or image data: a screenshot) are handed to the node as attachments, never inserted as text;
+Backspace in the empty box takes the last attachment off."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QStringListModel, Qt, Signal
-from PySide6.QtGui import QInputMethodEvent, QKeyEvent, QTextCursor
+from pathlib import Path
+
+from PySide6.QtCore import QMimeData, QStringListModel, Qt, Signal
+from PySide6.QtGui import (
+    QDragEnterEvent,
+    QDragMoveEvent,
+    QDropEvent,
+    QImage,
+    QInputMethodEvent,
+    QKeyEvent,
+    QTextCursor,
+)
 from PySide6.QtWidgets import QAbstractItemView, QCompleter, QPlainTextEdit, QSizePolicy, QWidget
 
 from desktop.core.chat.commands import COMMAND_HELP
 
-__all__ = ["ChatInput", "SLASH_COMPLETIONS"]
+__all__ = ["ChatInput", "SLASH_COMPLETIONS", "local_files"]
 
 SLASH_COMPLETIONS: tuple[tuple[str, str], ...] = COMMAND_HELP
 
 _MIN_LINES = 2
 _MAX_LINES = 10
+
+
+def local_files(mime: QMimeData | None) -> list[Path]:
+    """The local files ``mime`` carries as URLs (copied or dragged files), in order."""
+    if mime is None or not mime.hasUrls():
+        return []
+    return [Path(url.toLocalFile()) for url in mime.urls() if url.isLocalFile() and url.toLocalFile()]
+
+
+def _pasted_image(mime: QMimeData) -> QImage | bytes | None:
+    """Image data a paste should attach: a decoded image, raw PNG bytes, or None (text wins when the
+    clipboard has text too: a spreadsheet's cells come with a picture of themselves)."""
+    if mime.hasText():
+        return None
+    if mime.hasImage():
+        image = mime.imageData()
+        if isinstance(image, QImage) and not image.isNull():
+            return image
+    if "image/png" in mime.formats():
+        data = bytes(mime.data("image/png").data())
+        return data or None
+    return None
 
 
 class ChatInput(QPlainTextEdit):
@@ -24,10 +58,16 @@ class ChatInput(QPlainTextEdit):
         submitted(str): Enter was pressed (without Shift) with this text; the owner decides
             whether to accept it and clears the box with ``clear()``.
         edit_last_requested(): Up was pressed in the empty box: edit the last user message.
+        files_attached(list): files were dropped or pasted: their paths.
+        image_pasted(object): image data was pasted: a ``QImage``, or PNG ``bytes``.
+        remove_last_requested(): Backspace in the empty box: take the last attachment off.
     """
 
     submitted = Signal(str)
     edit_last_requested = Signal()
+    files_attached = Signal(list)
+    image_pasted = Signal(object)
+    remove_last_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -94,6 +134,9 @@ class ChatInput(QPlainTextEdit):
         if key == Qt.Key.Key_Up and not self.toPlainText() and not event.modifiers():
             self.edit_last_requested.emit()
             return
+        if key == Qt.Key.Key_Backspace and not self.toPlainText() and not event.modifiers():
+            self.remove_last_requested.emit()
+            return
         if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             mods = event.modifiers()
             if mods & Qt.KeyboardModifier.ShiftModifier:
@@ -104,6 +147,49 @@ class ChatInput(QPlainTextEdit):
                 return
         super().keyPressEvent(event)
         self._echo()
+
+    # -- attachments: paste and drop (the node decides what to do with them)
+
+    def canInsertFromMimeData(self, source: QMimeData) -> bool:  # noqa: N802 - Qt override
+        """Copied files and image data can be pasted too."""
+        if local_files(source) or _pasted_image(source) is not None:
+            return True
+        return super().canInsertFromMimeData(source)
+
+    def insertFromMimeData(self, source: QMimeData) -> None:  # noqa: N802 - Qt override
+        """Ctrl+V: copied files and image data become attachments; text is inserted as usual."""
+        files = local_files(source)
+        if files:
+            self.files_attached.emit(files)
+            return
+        image = _pasted_image(source)
+        if image is not None:
+            self.image_pasted.emit(image)
+            return
+        super().insertFromMimeData(source)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt override
+        """Files dragged over the box may be dropped (as attachments)."""
+        if local_files(event.mimeData()):
+            event.acceptProposedAction()
+        else:
+            super().dragEnterEvent(event)
+
+    def dragMoveEvent(self, event: QDragMoveEvent) -> None:  # noqa: N802 - Qt override
+        """Keep accepting dragged files wherever they move over the box."""
+        if local_files(event.mimeData()):
+            event.acceptProposedAction()
+        else:
+            super().dragMoveEvent(event)
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt override
+        """Dropped files become attachments (not their paths as text)."""
+        files = local_files(event.mimeData())
+        if files:
+            event.acceptProposedAction()
+            self.files_attached.emit(files)
+        else:
+            super().dropEvent(event)
 
     def inputMethodEvent(self, event: QInputMethodEvent) -> None:  # noqa: N802 - Qt override
         """Composed text (IME) is echoed at once, like typed keys."""

@@ -214,4 +214,30 @@ QPushButton#sendButton[busy="true"] {{
     background: {c.base}; color: {c.error_text}; border-color: {c.error_border};
 }}
 QPushButton#sendButton:disabled {{ background: {c.chip_bg}; color: {c.muted}; border-color: {c.border}; }}
+QToolButton#attachButton {{ border: 1px solid transparent; border-radius: 8px; padding: 5px; }}
+QToolButton#attachButton:hover {{ border-color: {c.border}; background: {c.chip_bg}; }}
+QFrame#attachmentChips {{ background: {c.window}; border: none; border-top: 1px solid {c.subtle_border}; }}
+QFrame#attachmentChip, QFrame#attachmentFile {{
+    background: {c.base}; border: 1px solid {c.border}; border-radius: 8px;
+}}
+QFrame#attachmentChip QLabel, QFrame#attachmentFile QLabel {{ background: transparent; border: none; }}
+QLabel#attachmentBadge {{
+    background: {c.chip_bg}; color: {c.muted}; border: 1px solid {c.subtle_border}; border-radius: 6px;
+}}
+QLabel#attachmentNote {{ color: {c.muted}; }}
+QLabel#attachmentProblem, QLabel#attachmentStatus {{ color: {c.error_text}; }}
+QToolButton#removeAttachmentButton {{
+    border: none; color: {c.muted}; background: transparent; padding: 0 3px;
+}}
+QToolButton#removeAttachmentButton:hover {{ color: {c.error_text}; }}
+QToolButton#attachmentThumb {{
+    background: {c.code_bg}; border: 1px solid {c.subtle_border}; border-radius: 8px;
+}}
+QToolButton#attachmentThumb:hover {{ border-color: {c.accent}; }}
+QToolButton#attachmentPlaceholder, QFrame#attachmentPlaceholder {{
+    background: {c.error_bg}; border: 1px dashed {c.error_border}; border-radius: 8px; color: {c.error_text};
+}}
+QFrame#attachmentPlaceholder QLabel {{ background: transparent; border: none; }}
+QFrame#visionCard {{ background: {c.warn_bg}; border: 1px solid {c.warn_border}; border-radius: 8px; }}
+QFrame#visionCard QLabel {{ background: transparent; border: none; }}
 """

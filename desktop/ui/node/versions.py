@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, Signal
 
+from desktop.core.chat.attachment_ref import attachments_of, edit_keeping_attachments
 from desktop.core.chat.conversation import Conversation, new_id, now_ms
 from desktop.core.chat.types import ChatMessage
 from desktop.core.chat.versions import (
     VersionControl,
-    edit_user_message,
     fork_prefix,
     regenerate,
     switch_fork,
@@ -179,11 +179,13 @@ class NodeVersions(QObject):
         return False
 
     def edit(self, message_id: str, text: str) -> None:
-        """Replace a user message (and what follows, kept as a version) and send it."""
-        if not text.strip():
+        """Replace a user message (and what follows, kept as a version) and send it; its
+        attachments stay on the new message (``edit_keeping_attachments``)."""
+        msg = self._message(message_id)
+        if not text.strip() and (msg is None or not attachments_of(msg)):
             return
         self._deny_pending_from(message_id)
-        edit_user_message(self._node.conversation, message_id, text)
+        edit_keeping_attachments(self._node.conversation, message_id, text)
         self._replaced()
         self._send()
 

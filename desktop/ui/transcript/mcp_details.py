@@ -3,8 +3,9 @@
 The permission card (``desktop.ui.transcript.permission_card``) of an MCP call names the server,
 the tool, its description and its annotations (read-only / destructive / open-world: the server's
 claims) above the full arguments, and offers "Always allow this server in this node"
-(``alwaysAllowServerButton``). The tool card of a finished MCP call shows the result's images and,
-when the model got a cut text, a button that shows the whole result.
+(``alwaysAllowServerButton``). The tool card of a finished MCP call shows, when the model got a cut
+text, a button that shows the whole result (the result's images are the card's own, shown for any
+tool from the ``tool`` message: ``ToolCard.show_images``).
 
 The cards find their node's ``NodeTools`` (``desktop.ui.node.tools``) by walking up their parents;
 a card outside a node (or a built-in tool's call) shows nothing extra. Everything shown here comes
@@ -15,13 +16,10 @@ the server's own spelling shows beside them, escaped, only when it differs.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import logging
 from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from desktop.core.visible import visible_prefix, visible_text
@@ -47,8 +45,6 @@ __all__ = [
 _MAX_DESCRIPTION = 1200
 _MAX_TITLE = 80
 _MAX_NAME = 80
-_MAX_IMAGE_SIDE = 320
-_MAX_IMAGE_BYTES = 8 * 1024 * 1024
 
 
 class CardToolSupport(Protocol):
@@ -194,9 +190,9 @@ def _cut(name: str, limit: int) -> str:
 
 
 class McpResultExtras(QFrame):
-    """A finished MCP call's images and its whole text (object name ``mcpResultExtras``).
+    """A finished MCP call's whole text (object name ``mcpResultExtras``).
 
-    Children: one ``mcpImage`` label per image; ``mcpFullResultButton`` when the model got a cut text.
+    Children: ``mcpFullResultButton`` when the model got a cut text.
 
     Args:
         result: The call's whole result.
@@ -210,22 +206,6 @@ class McpResultExtras(QFrame):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 2, 0, 2)
         lay.setSpacing(4)
-        self.images: list[QLabel] = []
-        for media in result.images:
-            label = QLabel(self)
-            label.setObjectName("mcpImage")
-            pixmap = _pixmap(media.data_b64)
-            if pixmap is None:
-                label.setText(media.describe())
-            else:
-                if max(pixmap.width(), pixmap.height()) > _MAX_IMAGE_SIDE:
-                    pixmap = pixmap.scaled(_MAX_IMAGE_SIDE, _MAX_IMAGE_SIDE,
-                                           Qt.AspectRatioMode.KeepAspectRatio,
-                                           Qt.TransformationMode.SmoothTransformation)
-                label.setPixmap(pixmap)
-                label.setToolTip(media.describe())
-            lay.addWidget(label, 0, Qt.AlignmentFlag.AlignLeft)
-            self.images.append(label)
         self.full_button: QPushButton | None = None
         if result.truncated:
             size = len(result.full_text.encode("utf-8", "surrogatepass"))
@@ -239,23 +219,12 @@ class McpResultExtras(QFrame):
             lay.addWidget(self.full_button, 0, Qt.AlignmentFlag.AlignLeft)
 
 
-def _pixmap(data_b64: str) -> QPixmap | None:
-    try:
-        raw = base64.b64decode(data_b64, validate=True)
-    except (binascii.Error, ValueError):
-        return None
-    if len(raw) > _MAX_IMAGE_BYTES:
-        return None
-    pixmap = QPixmap()
-    return pixmap if pixmap.loadFromData(raw) and not pixmap.isNull() else None
-
-
 def mcp_result_extras(card: QWidget, call: ToolCall, show_text: object) -> McpResultExtras | None:
     """The extras of a finished MCP call for the tool card ``card`` (None when there is nothing extra)."""
     support = find_tool_support(card)
     if support is None or call.result is None:
         return None
     result = support.result_for(call.name, call.result)
-    if result is None or (not result.images and not result.truncated):
+    if result is None or not result.truncated:
         return None
     return McpResultExtras(result, show_text, card)

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 from PySide6.QtWidgets import QWidget
 
 from desktop.core.chat.summary import message_meta
-from desktop.core.chat.types import ChatMessage
+from desktop.core.chat.types import TOOL_IMAGES_KEY, ChatMessage
+from desktop.ui.attachments.items import ImageItem, tool_image_items
 from desktop.ui.markdown.theme import MarkdownTheme
 from desktop.ui.transcript.answer import AssistantMessageView, RenderedBody
 from desktop.ui.transcript.permission_card import CardMark
@@ -64,6 +65,7 @@ class MessageViews:
         self.cards: dict[str, tuple[ToolCard, AssistantMessageView]] = {}
         self.owned_calls: set[str] = set()
         self.decisions: dict[str, CardMark] = {}
+        self.tool_images: dict[str, list[ImageItem]] = {}  # a result's images, for its card (any order)
 
     def start(self, messages: Sequence[ChatMessage]) -> None:
         """A conversation is shown from scratch: note the calls its answers made; a persisted call
@@ -103,8 +105,10 @@ class MessageViews:
         elif msg.role == "tool":
             call_id = msg.tool_calls[0].id if msg.tool_calls else None
             if call_id is not None and call_id in self.owned_calls:
+                images = self.tool_images[call_id] = tool_image_items(msg.extra.get(TOOL_IMAGES_KEY), msg.id)
                 entry = self.cards.get(call_id)
                 if entry is not None:
+                    entry[0].show_images(images)
                     self._call_changed(call_id)
                 return None
             view = ToolMessageView(msg, self._content)
@@ -118,6 +122,7 @@ class MessageViews:
     def _on_card_created(self, owner: AssistantMessageView, call_id: str, card: ToolCard) -> None:
         """Track a new card (``owner.card_created``); a call decided here before starts decided."""
         self.cards[call_id] = (card, owner)
+        card.show_images(self.tool_images.get(call_id, []))
         decision = self.decisions.get(call_id)
         if decision is not None:
             card.mark_decided(decision)
@@ -151,3 +156,4 @@ class MessageViews:
         """The views were removed from the transcript: drop them and their cards (not the decisions)."""
         self.views.clear()
         self.cards.clear()
+        self.tool_images.clear()

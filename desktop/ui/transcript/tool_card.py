@@ -1,6 +1,7 @@
 """The tool card: one tool call under the answer that made it, updated in place.
 
-It shows the call's name, an argument summary (tooltip: the arguments), its status and a collapsible
+It shows the call's name, an argument summary (tooltip: the arguments), its status, the images the tool
+returned (thumbnails: ``desktop.ui.attachments.message_row.ToolImages``, click to view) and a collapsible
 result; while the call awaits approval it embeds the permission card. The name and the arguments are
 the model's: made visible (``desktop.core.visible``) and cut. ``toPlainText()`` is what it shows.
 """
@@ -8,12 +9,15 @@ the model's: made visible (``desktop.core.visible``) and cut. ``toPlainText()`` 
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
 from desktop.core.chat.types import ToolCall
 from desktop.core.visible import visible_args, visible_prefix
+from desktop.ui.attachments.items import ImageItem
+from desktop.ui.attachments.message_row import ToolImages
 from desktop.ui.transcript.card_parts import ARROW_DOWN, ARROW_RIGHT, FitPlainText, mono_font, summarize_args
 from desktop.ui.transcript.mcp_details import mcp_result_extras
 from desktop.ui.transcript.permission_card import CardDecision, CardMark, PermissionCard
@@ -70,6 +74,7 @@ class ToolCard(QFrame):
         self.call = call.copy()
         self.permission: PermissionCard | None = None
         self.mcp_extras: QWidget | None = None
+        self.images: ToolImages | None = None
         self._decided = False
         self._decision: CardMark | None = None
         lay = QVBoxLayout(self)
@@ -146,6 +151,12 @@ class ToolCard(QFrame):
                 self._layout.addWidget(self.permission)
         else:
             self._drop_permission()
+
+    def show_images(self, items: Sequence[ImageItem]) -> None:
+        """Show the images the tool returned, under the card's head (once)."""
+        if self.images is None and items:
+            self.images = ToolImages(items, self)
+            self._layout.insertWidget(1, self.images)
 
     def mark_decided(self, decision: CardMark) -> None:
         """A decision was sent for this call: turn into the normal card state right away.

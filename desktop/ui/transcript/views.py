@@ -26,7 +26,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.core.chat.types import ChatMessage, ToolCall
+from desktop.core.chat.attachment_ref import attachments_of
+from desktop.core.chat.types import TOOL_IMAGES_KEY, ChatMessage, ToolCall
+from desktop.ui.attachments.items import tool_image_items
+from desktop.ui.attachments.message_row import AttachmentRow
 from desktop.ui.markdown.view import copy_to_clipboard
 from desktop.ui.transcript.actions import InlineEditor, MessageActions
 from desktop.ui.transcript.tool_card import ToolCard
@@ -121,13 +124,21 @@ class _CopyLabel(QLabel):
 
 
 class UserMessageView(MessageView):
-    """A user message: plain text (``userText``) in a rounded bubble (``userBubble``) on the right."""
+    """A user message: plain text (``userText``) in a rounded bubble (``userBubble``) on the right,
+    its attachments above it (``attachment_row``: ``desktop.ui.attachments.message_row``; the node
+    binds it to the project's files when the view is created)."""
 
     def __init__(self, msg: ChatMessage, parent: QWidget | None = None) -> None:
         super().__init__(msg, parent)
-        outer = QVBoxLayout(self)  # the bubble's row, then the inline editor (actions.py)
+        outer = QVBoxLayout(self)  # the attachments, the bubble's row, then the inline editor (actions.py)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.setSpacing(0)
+        self.attachment_row: AttachmentRow | None = None
+        refs = attachments_of(msg)
+        if refs:
+            self.attachment_row = AttachmentRow(refs, self)
+            self.attachment_row.setContentsMargins(48, 2, 0, 2)
+            outer.addWidget(self.attachment_row)
         row = QHBoxLayout()
         outer.addLayout(row)
         row.setContentsMargins(48, 2, 0, 2)
@@ -144,7 +155,7 @@ class UserMessageView(MessageView):
         self.label.setAccessibleName("You")
         inner.addWidget(self.label)
         row.addWidget(self.bubble)
-        actions.editing_changed.connect(lambda editing: self.bubble.setVisible(not editing))
+        actions.editing_changed.connect(lambda on: self.bubble.setVisible(not on and bool(self._source)))
         self.sync(msg, live=False)
 
     def sync(self, msg: ChatMessage, *, live: bool) -> None:
@@ -154,6 +165,8 @@ class UserMessageView(MessageView):
             self.label.setText(msg.content)
             self._natural = -1
             self._fit_width()
+        if not msg.content:
+            self.bubble.hide()  # a message of attachments only has no bubble
 
     def toPlainText(self) -> str:  # noqa: N802
         """The user's text."""
@@ -210,6 +223,7 @@ class ToolMessageView(MessageView):
         lay.setContentsMargins(4, 2, 4, 2)
         call = (msg.tool_calls or [ToolCall(id=msg.id, name="tool", args_json="", status="done")])[0]
         self.card = ToolCard(call, self)
+        self.card.show_images(tool_image_items(msg.extra.get(TOOL_IMAGES_KEY), msg.id))
         lay.addWidget(self.card)
         self.sync(msg, live=False)
 

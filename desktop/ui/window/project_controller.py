@@ -148,6 +148,7 @@ class ProjectController(QObject):
             budget_check=lambda: context.budget_check(self.monthly_budget),
             open_budget_settings=lambda scope: self.open_budget_settings(scope),
             load_services=context.load_services,
+            attachment_store=context.attachment_store,
         )
         self._extra = dict(project.extra)
         self.closed.load(project.closed)
@@ -393,7 +394,7 @@ class ProjectController(QObject):
         if node is None:
             return None
         try:
-            text = node.export_markdown()
+            text = node.export_markdown(export_dir=path.parent)
             tmp = path.with_name(path.name + ".tmp")
             # A lone surrogate that slipped past the drivers must not cost the user the export.
             tmp.write_text(text, encoding="utf-8", errors="replace")
