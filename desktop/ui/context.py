@@ -91,6 +91,8 @@ class AppContext:
         """What the nodes use (``AppServices.runtime``): it loads the runtime on the first send."""
         self._key_scrubber = key_scrubber
         self._keys_cache: tuple[float, list[str]] | None = None
+        self.log_file: Path | None = None
+        """The app's log file (``desktop.app`` sets it): the error banner says where the details are."""
         self.node_title: Callable[[str], str] = lambda _node_id: ""
         """The title of a node, for the usage ledger (the window sets it when it opens a project)."""
         self._run_provider: dict[str, tuple[str, str | None]] = {}

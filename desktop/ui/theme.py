@@ -15,6 +15,8 @@ from typing import Literal
 from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPalette
 from PySide6.QtWidgets import QApplication, QStyleFactory
 
+from desktop.ui.lifetime import connect_for
+
 log = logging.getLogger(__name__)
 
 __all__ = ["Scheme", "ThemeColors", "LIGHT", "DARK", "build_palette", "style_sheet", "apply_theme",
@@ -284,7 +286,7 @@ def follow_system_scheme(app: QApplication) -> None:
     """Re-apply the theme whenever the system colour scheme changes."""
     try:
         hints = QGuiApplication.styleHints()
-        hints.colorSchemeChanged.connect(lambda _scheme: apply_theme(app))
+        connect_for(app, hints.colorSchemeChanged, lambda _scheme: apply_theme(app))
     except AttributeError:  # Qt < 6.5
         log.debug("colorSchemeChanged not available; the theme will not follow the system")
 

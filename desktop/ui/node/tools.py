@@ -22,6 +22,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 
+from desktop.ui.lifetime import connect_for
 from desktop.ui.mcp.status import short_status
 
 if TYPE_CHECKING:
@@ -96,8 +97,9 @@ class NodeTools(QObject):
             return
         self._hub = hub
         hub.set_tools_off(self._node.node_id, self._off)
-        hub.signals.servers_changed.connect(self._update_button)
-        hub.signals.status_changed.connect(lambda _s: self._update_button())
+        # The hub outlives the node (a closed node, another project): the connections end with it.
+        connect_for(self, hub.signals.servers_changed, self._update_button)
+        connect_for(self, hub.signals.status_changed, lambda _status: self._update_button())
         self._update_button()
 
     # -- what is switched off ----------------------------------------------------------------------

@@ -145,7 +145,7 @@ class Transcript(QScrollArea):
         self._follow = True
         self.scroll_to_bottom()
         if self._start > 0:
-            QTimer.singleShot(0, self._fill_viewport)
+            QTimer.singleShot(0, self, self._fill_viewport)
 
     def _build_pending(self) -> None:
         """Build the message widgets ``set_conversation`` left for later."""
@@ -411,18 +411,18 @@ class Transcript(QScrollArea):
         settle()  # the scroll range is only right once the layouts have run
         if self.verticalScrollBar().maximum() == 0 and self._start > 0:
             self.load_older()  # a frame's budget of them; then look again
-            QTimer.singleShot(0, self._fill_viewport)
+            QTimer.singleShot(0, self, self._fill_viewport)
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
         """A taller view may need older messages to be filled."""
         super().resizeEvent(event)
         if self._start > 0 and event.size().height() > event.oldSize().height():
-            QTimer.singleShot(0, self._fill_viewport)
+            QTimer.singleShot(0, self, self._fill_viewport)
 
     def _on_range_changed(self, _lo: int, hi: int) -> None:
         keep_gutter(self, idle=hi == 0)
         if hi == 0 and self._start > 0:
-            QTimer.singleShot(0, self._fill_viewport)
+            QTimer.singleShot(0, self, self._fill_viewport)
         bar = self.verticalScrollBar()
         if self._anchor_from_bottom is not None:
             bar.setValue(max(0, hi - self._anchor_from_bottom))

@@ -23,7 +23,14 @@ from PySide6.QtWidgets import QMainWindow, QMdiArea, QMdiSubWindow, QVBoxLayout,
 from desktop.ui.banner import Banner, BannerArea, BannerKind
 from desktop.ui.money.dialogs import MoneyDialogs
 from desktop.ui.money.session_chip import show_session, sum_costs
-from desktop.ui.window.chrome import ActionSlots, WindowActions, display_path, fit_to_screen, show_about_box
+from desktop.ui.window.chrome import (
+    ActionSlots,
+    WindowActions,
+    display_path,
+    fit_to_screen,
+    open_folder,
+    show_about_box,
+)
 from desktop.ui.window.error_reporter import ErrorReporter
 from desktop.ui.window.first_run import FirstRun
 from desktop.ui.window.node_area import NodeArea
@@ -301,8 +308,13 @@ class MainWindow(QMainWindow):
         return self.banner_area.show_banner(banner)
 
     def _show_error(self, summary: str) -> None:
-        self.show_banner(f"Something went wrong: {summary}. The app keeps running; details are in the log.",
-                         kind="error", object_name="errorBanner")
+        log_file = self._context.log_file if self._context is not None else None
+        where = "details are in the log" + (f" file {log_file}" if log_file is not None else "")
+        banner = self.show_banner(f"Something went wrong: {summary}. The app keeps running; {where}.",
+                                  kind="error", object_name="errorBanner")
+        if log_file is not None:
+            banner.add_action("Open log folder", lambda: open_folder(log_file.parent),
+                              object_name="openLogFolderButton")
 
     def hold(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """Run ``coro`` as a task the window keeps a reference to."""
