@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeAlias
 
@@ -24,6 +24,10 @@ __all__ = [
     "SendTarget",
     "choose_model",
     "env_var_for_provider",
+    "ProviderTarget",
+    "follow_keys",
+    "keyed_providers",
+    "known_keys",
     "provider_config",
     "resolve_key",
     "resolve_provider",
@@ -97,6 +101,64 @@ def resolve_key(
         if key:
             return KeyResolution(key, where)
     return KeyResolution(None, None)
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderTarget:
+    """A minimal :class:`SendTarget`: a provider id (None: the default) and a model (None: its default)."""
+
+    provider: str | None = None
+    model: str | None = None
+
+
+def known_keys(
+    settings: Settings, secrets: KeyLookup | None, environ: Mapping[str, str] = os.environ
+) -> list[str]:
+    """Every key found for the providers of ``settings`` (to scrub them from texts); never raises.
+
+    Keys shorter than 4 characters are left out (scrubbing them would mangle ordinary text).
+    """
+    keys: list[str] = []
+    for provider in settings.providers:
+        try:
+            key = resolve_key(provider, secrets, environ).key
+        except Exception:  # noqa: BLE001 - scrubbing must never fail the error path
+            key = None
+        if key and len(key) >= 4:
+            keys.append(key)
+    return keys
+
+
+def keyed_providers(
+    settings: Settings, secrets: KeyLookup | None, environ: Mapping[str, str] = os.environ
+) -> frozenset[str]:
+    """The ids of the providers a key is found for (environment, session or keyring; see
+    :func:`resolve_key`). One key-store lookup per provider: callers cache the answer."""
+    return frozenset(p.id for p in settings.providers if resolve_key(p, secrets, environ).key)
+
+
+def follow_keys(settings: Settings, keyed: Collection[str]) -> Settings:
+    """``settings`` whose default provider is one that works with the keys there are.
+
+    The default stays when it works (it needs no key, or ``keyed`` holds it). Otherwise the first
+    provider that needs a key and has one becomes the default, with its own first model (the saved
+    default model belonged to the old default); a copy is returned and ``settings`` is unchanged.
+    With no provider working, ``settings`` is returned as it is.
+
+    Args:
+        settings: The saved settings.
+        keyed: The providers a key is found for (:func:`keyed_providers`).
+    """
+    current = settings.provider(settings.default_provider) if settings.default_provider else None
+    if current is not None and (not current.needs_key or current.id in keyed):
+        return settings
+    for provider in settings.providers:
+        if provider.needs_key and provider.id in keyed:
+            chosen = settings.copy()
+            chosen.default_provider = provider.id
+            chosen.default_model = provider.models[0] if provider.models else None
+            return chosen
+    return settings
 
 
 def choose_model(settings: Settings, provider_id: str | None, requested: str | None = None) -> str | None:

@@ -20,7 +20,8 @@ from desktop.ui.lifetime import connect_for
 log = logging.getLogger(__name__)
 
 __all__ = ["Scheme", "ThemeColors", "LIGHT", "DARK", "build_palette", "style_sheet", "apply_theme",
-           "system_scheme", "follow_system_scheme", "current_scheme", "app_icon", "resource_dir"]
+           "system_scheme", "follow_system_scheme", "current_scheme", "app_icon", "resource_dir", "key_mark",
+           "KEY_MARK_TIPS"]
 
 Scheme = Literal["light", "dark"]
 
@@ -313,4 +314,47 @@ def app_icon() -> QIcon:
     svg = icons / "chatnodes.svg"
     if svg.is_file():
         icon.addFile(str(svg))
+    return icon
+
+
+KEY_MARK_TIPS = {True: "A key is set for this provider", False: "This provider needs an API key: none is set",
+                 None: "This provider works without a key"}
+"""The tooltip of each :func:`key_mark`."""
+
+_key_marks: dict[tuple[bool | None, Scheme], QIcon] = {}
+
+
+def key_mark(has_key: bool | None) -> QIcon:
+    """What a provider list shows beside a provider: a green check when a key is set (``True``), a hollow
+    circle when it needs one and none is set (``False``), a blank of the same size when it needs none
+    (``None``), so the names stay aligned."""
+    from PySide6.QtCore import QPointF, Qt
+    from PySide6.QtGui import QPainter, QPainterPath, QPen, QPixmap
+
+    key = (has_key, _current)
+    icon = _key_marks.get(key)
+    if icon is not None:
+        return icon
+    size = 32  # drawn at twice the 16 px it shows at, for high-DPI screens
+    pixmap = QPixmap(size, size)
+    pixmap.fill(Qt.GlobalColor.transparent)
+    if has_key is not None:
+        painter = QPainter(pixmap)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        colors = colors_for(_current)
+        if has_key:
+            pen = QPen(QColor("#2f9e5b" if _current == "light" else "#5cc98a"), 4.2)
+            pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+            pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
+            painter.setPen(pen)
+            path = QPainterPath(QPointF(7, 17))
+            path.lineTo(QPointF(13.5, 23.5))
+            path.lineTo(QPointF(25, 9))
+            painter.drawPath(path)
+        else:
+            painter.setPen(QPen(QColor(colors.muted), 2.6))
+            painter.drawEllipse(QPointF(16, 16), 8.5, 8.5)
+        painter.end()
+    icon = QIcon(pixmap)
+    _key_marks[key] = icon
     return icon

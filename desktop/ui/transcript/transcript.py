@@ -63,6 +63,7 @@ class Transcript(QScrollArea):
             (``desktop.ui.transcript.permission_card``: ``approve``, ``deny`` or ``always``); the
             owner answers ``mark_decided``.
         retry_requested(): the error row's Retry button was clicked.
+        settings_requested(): the error row's "Open Settings" button was clicked.
         rendered(): a flush changed what is shown.
         message_action(str, str, str): ``(action, message_id, argument)`` from a message's action
             row (``desktop.ui.transcript.actions``); the node applies it.
@@ -75,6 +76,7 @@ class Transcript(QScrollArea):
 
     decision = Signal(str, str)
     retry_requested = Signal()
+    settings_requested = Signal()
     rendered = Signal()
     message_action = Signal(str, str, str)
     view_created = Signal(object)
@@ -100,6 +102,7 @@ class Transcript(QScrollArea):
         self._vbox, self._older, self.error_row, self._empty = content_rows(self._content)
         self._older.linkActivated.connect(lambda _l: self.load_older())
         self.error_row.retry_clicked.connect(self.retry_requested)
+        self.error_row.settings_clicked.connect(self.settings_requested)
         self.setWidget(self._content)
         self._messages = MessageViews(  # the message widgets, their cards, the decisions (messages.py)
             self._content, self._view_width, decision=self.decision, action=self.message_action,
@@ -315,9 +318,9 @@ class Transcript(QScrollArea):
         self._pages.place(view, shown=self._content.isVisible())
         self._window.prepend(view)
 
-    def show_error(self, text: str) -> None:
-        """Show the error row with ``text``."""
-        self.error_row.set_error(text)
+    def show_error(self, text: str, *, settings: bool = False) -> None:
+        """Show the error row with ``text`` (and "Open Settings" when ``settings``)."""
+        self.error_row.set_error(text, settings=settings)
         self.error_row.setVisible(True)
         if self._follow:
             self.scroll_to_bottom()

@@ -116,6 +116,7 @@ class MainWindow(QMainWindow):
             set_project_budget=self.projects.set_monthly_budget, budgets_changed=self._update_cost,
             show_app_budget=lambda: self.open_settings().show_budget())
         self.projects.open_budget_settings = self.money.open_budget_settings
+        self.projects.open_settings = self.open_settings
         self.projects.saved.connect(self.saved)
         self.node_area.cost_changed.connect(self._update_cost)
         self.node_area.nodes_changed.connect(self._update_cost)
@@ -151,10 +152,13 @@ class MainWindow(QMainWindow):
         if context.settings_error:
             self.show_banner(context.settings_error, kind="warning", object_name="settingsErrorBanner")
         self.update_title()
+        context.bridge.usage_unsaved.connect(self._on_usage_unsaved)
         context.after_load(self._on_services_loaded)
 
     def _on_services_loaded(self) -> None:
         """The context's deferred services are loaded: finish the nodes, then the first-run check."""
+        for node in self.nodes():  # the key store is read now: the default may be another provider
+            node.model_choice.reload()
         self.node_area.finish_loading()
         self._update_cost()
         self._maybe_check_first_run()
@@ -315,6 +319,10 @@ class MainWindow(QMainWindow):
         if log_file is not None:
             banner.add_action("Open log folder", lambda: open_folder(log_file.parent),
                               object_name="openLogFolderButton")
+
+    def _on_usage_unsaved(self, text: str) -> None:
+        """A response's usage could not be written to the ledger: say so (it is tried again)."""
+        self.statusBar().showMessage(text, 30_000)
 
     def hold(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """Run ``coro`` as a task the window keeps a reference to."""
