@@ -43,7 +43,8 @@ def test_token_chip_and_tooltip() -> None:
 
 def test_cost_tooltip_says_why() -> None:
     none = "No price known for this model (Settings → price overrides)"
-    assert cost_tooltip(ConversationCost(0.0, True)) == none
+    assert cost_tooltip(ConversationCost(0.0, True, 1)) == none
+    assert cost_tooltip(ConversationCost(0.0, True)) == "No response yet"
     some = "2 response(s) without a known price are not counted"
     assert cost_tooltip(ConversationCost(0.5, False, 2)) == some
     assert cost_tooltip(ConversationCost(0.0123456, False)) == "$0.012346"
@@ -87,7 +88,7 @@ def test_cost_breakdown_uses_the_given_cost_and_names_unknown_models() -> None:
     text = cost_breakdown(messages, None, {}, cost=ConversationCost(0.25, False))
     assert text.split("\n")[0] == "Cost: $0.2500 over 1 response(s)"
     assert "  unknown model: 1 response(s), no price known" in text.split("\n")
-    assert cost_breakdown([], None).split("\n")[0] == "Cost: n/a over 0 response(s)"
+    assert cost_breakdown([], None).split("\n")[0] == "Cost: $0.00 over 0 response(s)"
 
 
 def test_cost_tooltip_adds_what_cache_reads_saved() -> None:

@@ -378,7 +378,10 @@ def conversation_cache_savings(
 
 
 def format_cost(cost: ConversationCost) -> str:
-    """Text of the cost chip: ``"$0.0123"``, ``"n/a"`` (nothing priced) or ``"≥ $0.0123"`` (some unpriced)."""
+    """Text of the cost chip: ``"$0.0123"``, ``"$0.00"`` (no response yet), ``"n/a"`` (responses, none
+    with a known price) or ``"≥ $0.0123"`` (some unpriced)."""
+    if cost.estimated and not cost.unpriced:
+        return "$0.00"  # nothing to price: no response carried usage
     if cost.estimated:
         return "n/a"
     text = f"${cost.usd:.4f}"

@@ -71,6 +71,8 @@ def savings_text(usd: float | None) -> str:
 def cost_tooltip(cost: ConversationCost) -> str:
     """The cost chip's tooltip: the exact sum, or why there is none or only a lower bound; then,
     on a line of its own, what cache reads saved when that is above zero."""
+    if cost.estimated and not cost.unpriced:
+        return "No response yet"
     if cost.estimated:
         return "No price known for this model (Settings → price overrides)"
     if cost.unpriced:

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QMainWindow, QMdiArea, QMdiSubWindow, QVBoxLayout,
 
 from desktop.ui.banner import Banner, BannerArea, BannerKind
 from desktop.ui.money.dialogs import MoneyDialogs
-from desktop.ui.money.session_chip import show_session, sum_costs
+from desktop.ui.money.session_chip import count_ledger, show_session, sum_costs
 from desktop.ui.window.chrome import (
     ActionSlots,
     WindowActions,
@@ -31,7 +31,7 @@ from desktop.ui.window.chrome import (
     open_folder,
     show_about_box,
 )
-from desktop.ui.window.error_reporter import ErrorReporter
+from desktop.ui.window.error_reporter import ErrorReporter, error_banner
 from desktop.ui.window.first_run import FirstRun
 from desktop.ui.window.node_area import NodeArea
 from desktop.ui.window.project_controller import ProjectController
@@ -83,6 +83,7 @@ class MainWindow(QMainWindow):
         self._shutdown_task: asyncio.Task[Any] | None = None
         self._tile_on_show = False
         self._first_run_checked = False
+        self._ledger_counted = False  # this month of the usage ledger, first counted off the GUI thread
         self._error_reporter: ErrorReporter | None = None
         self.first_run = FirstRun(self)  # welcome, local servers, the demo (first_run.py)
         self.settings_dialog: SettingsDialog | None = None
@@ -160,7 +161,7 @@ class MainWindow(QMainWindow):
         for node in self.nodes():  # the key store is read now: the default may be another provider
             node.model_choice.reload()
         self.node_area.finish_loading()
-        self._update_cost()
+        count_ledger(self, self.context.config_dir, self._on_ledger_counted)  # off the GUI thread
         self._maybe_check_first_run()
 
     @property
@@ -285,10 +286,14 @@ class MainWindow(QMainWindow):
         show_session(self.cost_label, self.session_cost() if nodes else None,
                      self.budget_check() if nodes else None)
 
+    def _on_ledger_counted(self) -> None:
+        self._ledger_counted = True
+        self._update_cost()
+
     def budget_check(self) -> BudgetCheck | None:
         """The tightest monthly budget (app-wide or this project's) and where it stands, or None (also
-        until the context's services, the usage ledger among them, are loaded)."""
-        if self._context is None or not self._context.services_loaded:
+        until the context's services are loaded and the ledger was first counted on a worker thread)."""
+        if self._context is None or not self._context.services_loaded or not self._ledger_counted:
             return None
         return self._context.budget_check(self.projects.monthly_budget)
 
@@ -312,13 +317,7 @@ class MainWindow(QMainWindow):
         return self.banner_area.show_banner(banner)
 
     def _show_error(self, summary: str) -> None:
-        log_file = self._context.log_file if self._context is not None else None
-        where = "details are in the log" + (f" file {log_file}" if log_file is not None else "")
-        banner = self.show_banner(f"Something went wrong: {summary}. The app keeps running; {where}.",
-                                  kind="error", object_name="errorBanner")
-        if log_file is not None:
-            banner.add_action("Open log folder", lambda: open_folder(log_file.parent),
-                              object_name="openLogFolderButton")
+        error_banner(self.show_banner, summary, getattr(self._context, "log_file", None), open_folder)
 
     def _on_usage_unsaved(self, text: str) -> None:
         """A response's usage could not be written to the ledger: say so (it is tried again)."""
