@@ -126,3 +126,20 @@ def test_message_meta_shows_what_cache_reads_saved() -> None:
 def test_cost_breakdown_leaves_out_savings_when_there_are_none() -> None:
     text = cost_breakdown([assistant("a", Usage(1000, 0), model="priced-model")], None, PRICES)
     assert "saved" not in text
+
+
+def test_message_meta_counts_a_streaming_or_stopped_answer() -> None:
+    from desktop.core.chat.summary import estimate_output_tokens
+
+    text = "word " * 200  # 1,000 characters: about 250 tokens
+    streaming = ChatMessage(id="s", role="assistant", content=text, ts=0, model="priced-model",
+                            usage=Usage(1000, 1))  # Anthropic says 1 output token when a stream starts
+    assert estimate_output_tokens(streaming) == 250
+    assert message_meta(streaming, None, PRICES, live=True) == "priced-model · 1k in · ~250 out · ~$0.0040"
+    assert message_meta(streaming, None, PRICES) == "priced-model · 1k in · 1 out · $0.0020"  # finished
+    streaming.stopped = True  # Stop: the provider never sent its final count
+    assert message_meta(streaming, None, PRICES) == "priced-model · 1k in · ~250 out · ~$0.0040"
+    openai = ChatMessage(id="o", role="assistant", content=text, ts=0, model="priced-model")
+    assert message_meta(openai, None, PRICES, live=True) == "priced-model · ~250 out"  # no usage yet
+    final = ChatMessage(id="f", role="assistant", content="short", ts=0, usage=Usage(10, 400), stopped=True)
+    assert message_meta(final, None, PRICES).startswith("10 in · 400 out")  # the provider's figure wins

@@ -344,12 +344,12 @@ class Transcript(QScrollArea):
             self._messages.set_theme(theme)
 
     @property
-    def meta_text(self) -> Callable[[ChatMessage], str]:
+    def meta_text(self) -> Callable[[ChatMessage, bool], str]:
         """Formats the meta line under an assistant message (model, tokens, cost)."""
         return self._messages.meta_text
 
     @meta_text.setter
-    def meta_text(self, formatter: Callable[[ChatMessage], str]) -> None:
+    def meta_text(self, formatter: Callable[[ChatMessage, bool], str]) -> None:
         self._messages.meta_text = formatter
 
     def scroll_to_bottom(self) -> None:
