@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from desktop.core.redact import scrub_secrets
+from desktop.core.settings import price_overrides_as_prices  # loaded before the first paint anyway
 from desktop.ui.bridge import RuntimeBridge
 from desktop.ui.demo_offer import DemoOffer, DemoRunner, DemoServer, without_demo_provider
 from desktop.ui.services import LazyRuntime, LazyUsage
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
 
     import httpx
 
-    from desktop.core.chat.cost import Price
     from desktop.core.chat.runtime import ChatRuntime, ChatRuntimeDeps
     from desktop.core.chat.types import ChatDriver, ChatEvent, ChatToolDef, ProviderConfig
     from desktop.core.secrets import SecretStore
@@ -108,7 +108,8 @@ class AppContext:
         self._client: httpx.AsyncClient | None = None
         self._deps: ChatRuntimeDeps | None = None
         self._runtime: ChatRuntime | None = None
-        self._usage = LazyUsage(self.config_dir, self._describe_run, self._price_overrides,
+        overrides = lambda: price_overrides_as_prices(self.settings)  # noqa: E731
+        self._usage = LazyUsage(self.config_dir, self._describe_run, overrides,
                                 self.bridge.usage_unsaved.emit)  # a failed ledger write: status bar
         self._mcp: McpHub | None = None
         self._services_loaded = False
@@ -165,11 +166,6 @@ class AppContext:
     def tally(self) -> MonthlyTally:
         """This month's spending (app-wide and per project), kept current from the ledger."""
         return self._usage.tally
-
-    def _price_overrides(self) -> dict[str, Price]:
-        from desktop.core.settings import price_overrides_as_prices
-
-        return price_overrides_as_prices(self.settings)
 
     @property
     def mcp(self) -> McpHub:
@@ -355,6 +351,7 @@ class AppContext:
         """
         import asyncio
 
+        from desktop.core.aio import retrieve
         from desktop.core.chat.types import ChatError
         from desktop.core.providers import list_models
 
@@ -370,6 +367,7 @@ class AppContext:
         task = asyncio.ensure_future(list_models(config, self.client))
         self._inflight.add(task)
         task.add_done_callback(self._inflight.discard)
+        task.add_done_callback(retrieve)  # its caller may have stopped waiting (a newer listing)
         return list(await asyncio.shield(task))
 
     def has_usable_provider(self) -> bool:

@@ -125,3 +125,36 @@ def test_dialogs_nodes_project_switch_and_quit_report_no_error(
     assert window.banner_area.find("errorBanner") is None
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert errors == [], [r.getMessage()[:300] for r in errors]
+
+
+def test_a_model_listing_nobody_waits_for_leaves_no_unretrieved_error(
+    qtbot: Any, make_context: Any, qloop: Any, tmp_path: Path
+) -> None:
+    """A node's model listing cancelled by a newer one (Settings → OK reloads every node) while its
+    request still runs: the request's error must not reach asyncio's "never retrieved" report (the
+    error reporter turns that into a banner)."""
+    import gc
+
+    from desktop.core.settings import SettingsStore, settings_from_dict
+
+    config = tmp_path / "config"
+    down = {"id": "down", "name": "Down", "api": "openai", "base_url": "http://127.0.0.1:9/v1",
+            "needs_key": False, "key_env": None, "models": []}
+    SettingsStore(config).save(settings_from_dict({"version": 1, "providers": [down],
+                                                   "default_provider": "down", "default_model": None}))
+    ctx = make_context(config_dir=config)
+    reported: list[dict[str, Any]] = []
+    previous = qloop.get_exception_handler()
+    qloop.set_exception_handler(lambda _loop, context: reported.append(context))
+    try:
+        caller = qloop.create_task(ctx.list_models("down"))
+        qtbot.waitUntil(lambda: bool(ctx._inflight), timeout=5000)  # noqa: SLF001 - the request runs
+        inner = next(iter(ctx._inflight))  # noqa: SLF001
+        caller.cancel()  # the node asked again: this caller stops waiting
+        qtbot.waitUntil(inner.done, timeout=10_000)  # the refused connection fails the request
+        del caller, inner
+        gc.collect()
+        qtbot.waitUntil(lambda: not ctx._inflight, timeout=5000)  # noqa: SLF001
+    finally:
+        qloop.set_exception_handler(previous)
+    assert [c.get("message") for c in reported] == []
