@@ -87,7 +87,8 @@ class ConversationCost:
 
     Attributes:
         usd: Sum over the priced assistant messages.
-        estimated: True when no message had a price (also when nothing has usage): show "n/a".
+        estimated: True when no message had a price (also when nothing has usage): show "n/a", or
+            "$0.00" when nothing has usage (``format_cost``).
         unpriced: Assistant messages with usage but no known price: show "≥ $x" when > 0.
         cache_saved: What the priced messages' cache reads saved, in USD, compared with paying the
             uncached input price for those tokens (see ``cache_savings``).

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
@@ -139,7 +140,8 @@ class NodeHeader(QFrame):
         try:
             picker.clear()
             for pid, label, has_key in providers:
-                picker.addItem(key_mark(has_key), label, pid)
+                # A keyless provider gets no mark at all: a blank one would indent the closed picker.
+                picker.addItem(key_mark(has_key) if has_key is not None else QIcon(), label, pid)
                 picker.setItemData(picker.count() - 1, KEY_MARK_TIPS[has_key], Qt.ItemDataRole.ToolTipRole)
             if current and picker.findData(current) < 0:
                 picker.addItem(f"{current} (missing)", current)

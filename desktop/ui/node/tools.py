@@ -135,7 +135,7 @@ class NodeTools(QObject):
         hub = self._hub
         builtin = hub.builtin_names() if hub is not None else []
         if builtin:
-            menu.addSection("Built-in")
+            _heading(menu, "Built-in tools")
             for name in builtin:
                 self._check(menu, name, name, f"builtin:{name}")
         statuses = hub.statuses() if hub is not None else {}
@@ -143,7 +143,9 @@ class NodeTools(QObject):
             # Here, not at import time: the hub's module brings asyncio (loaded once a hub exists).
             from desktop.ui.mcp_hub import server_key
 
-            menu.addSection("MCP servers")
+            if builtin:
+                menu.addSeparator()
+            _heading(menu, "MCP servers")
             tools_by_server: dict[str, list[McpToolInfo]] = {}
             manager = hub.manager
             if manager is not None:
@@ -257,6 +259,16 @@ class NodeTools(QObject):
     def result_for(self, name: str, text: str | None) -> McpToolResult | None:
         """The whole result of a recent MCP call (images, the uncut text) for the tool card."""
         return self._hub.result_for(name, text) if self._hub is not None else None
+
+
+def _heading(menu: QMenu, text: str) -> None:
+    """A group's title in the menu: a disabled bold entry (``addSection`` draws a bare separator
+    instead of its text once a style sheet styles the menu)."""
+    action = menu.addAction(text)
+    action.setEnabled(False)
+    font = action.font()
+    font.setBold(True)
+    action.setFont(font)
 
 
 def attach_node_tools(node: ToolsHost, services: AppServices) -> NodeTools:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import re
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -82,6 +82,7 @@ class ProvidersPage(QWidget):
         self.provider_list = QListWidget(self)
         self.provider_list.setObjectName("providerList")
         self.provider_list.setFixedWidth(200)
+        self.provider_list.setIconSize(QSize(16, 16))  # the key marks (``theme.key_mark``)
         self.provider_list.currentRowChanged.connect(self._on_provider_selected)
         left.addWidget(self.provider_list, 1)
         row = QHBoxLayout()

@@ -121,8 +121,7 @@ class AssistantMessageView(MessageView):
         self.copy_button.setCursor(Qt.CursorShape.PointingHandCursor)
         self.copy_button.clicked.connect(self.copy_message)
         meta.addWidget(self.stopped_label)
-        meta.addWidget(self.meta_label)
-        meta.addStretch(1)
+        meta.addWidget(self.meta_label, 1)  # all the room there is: it wraps only when the row is full
         meta.addWidget(self._make_actions())
         meta.addWidget(self.copy_button)
         lay.addLayout(meta)

@@ -6,7 +6,7 @@ project, autosave, save, export), the money dialogs (``desktop.ui.money.dialogs`
 (``chrome.WindowActions``: actions, menus, toolbar, status bar), the first run (``first_run.FirstRun``:
 welcome banner, local servers, the offline demo) and, once ``desktop.app`` installs it, the error
 reporter (``error_reporter.ErrorReporter``). It connects them to each other (a node's cost change
-updates the session chip) and shuts everything down when it closes.
+updates the cost chip) and shuts everything down when it closes.
 """
 
 from __future__ import annotations
@@ -303,7 +303,8 @@ class MainWindow(QMainWindow):
         name = folder.name if folder is not None else ""
         demo = self._context is not None and self._context.demo
         suffix = " (offline demo)" if demo else ""
-        self.setWindowTitle(f"{name} — Chat Nodes{suffix}" if name else f"Chat Nodes{suffix}")
+        lead = f"{name}{suffix}" if name else "Offline demo" if demo else ""
+        self.setWindowTitle(f"{lead} — Chat Nodes" if lead else "Chat Nodes")  # ends with it: Qt adds none
         self.project_label.setText(display_path(folder) if folder is not None else "")
         self.project_label.setToolTip(f"Project folder (the tools' sandbox): {folder}" if folder else "")
         self.provider_label.setText("Offline demo" if demo else "")
