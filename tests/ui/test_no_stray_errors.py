@@ -158,3 +158,37 @@ def test_a_model_listing_nobody_waits_for_leaves_no_unretrieved_error(
     finally:
         qloop.set_exception_handler(previous)
     assert [c.get("message") for c in reported] == []
+
+
+def test_closing_a_node_while_its_send_waits_for_a_server_reports_no_error(
+    qtbot: Any, open_window: Any, fake: FakeProvider, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import sys
+
+    from test_mcp_app import SERVERS
+
+    caplog.set_level(logging.ERROR)
+    config = tmp_path / "config"
+    silent = {"command": sys.executable, "args": [str(SERVERS / "hostile_server.py"), "silent"]}
+    _write_settings(config, fake, {"silent": silent})  # never answers "initialize": stays "starting"
+    window = open_window(tmp_path / "project", config)
+    reporter = window.error_reporter
+    node = window.nodes()[0]
+    node.submit("right away")
+    qtbot.waitUntil(node.header.tools_status.isVisible, timeout=5_000)  # waiting for "silent"
+    _trigger(window, "closeNodeAction")
+    qtbot.waitUntil(lambda: not window.nodes(), timeout=5_000)
+    gone = node.header.tools_status  # the closed node's widgets are deleted (deleteLater)
+    qtbot.waitUntil(lambda: not _alive(gone), timeout=5_000)
+    _trigger(window, "newNodeAction")  # the window goes on; the cancelled wait ended quietly
+    with qtbot.waitSignal(window.closed, timeout=20_000):
+        _trigger(window, "quitAction")
+    assert reporter.last_error is None
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert errors == [], [r.getMessage()[:300] for r in errors]
+
+
+def _alive(widget: Any) -> bool:
+    import shiboken6
+
+    return bool(shiboken6.isValid(widget))

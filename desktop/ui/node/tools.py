@@ -67,6 +67,7 @@ class ToolsHost(Protocol):
     def changed(self) -> SignalInstance: ...
     @property
     def _state(self) -> NodeState: ...  # its saved data keeps ``tools_off``
+    def is_closed(self) -> bool: ...
 
 
 class NodeTools(QObject):
@@ -205,10 +206,14 @@ class NodeTools(QObject):
         try:
             await hub.wait_for_node(self._node.node_id)
         except asyncio.CancelledError:
-            header.show_tools_status(None)
+            if not self._node.is_closed():  # a closed node's widgets are being deleted: leave them
+                header.show_tools_status(None)
             raise
         finally:
-            button.clicked.disconnect(stop_waiting)
+            if not self._node.is_closed():
+                button.clicked.disconnect(stop_waiting)
+        if self._node.is_closed():
+            return
         late = hub.starting_for(self._node.node_id)
         header.show_tools_status(
             "Sent without the tools of MCP servers still starting: " + ", ".join(late) if late else None
