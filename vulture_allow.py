@@ -17,6 +17,8 @@ _.installed  # ErrorReporter
 _.built  # NodeLoading: whether a node built before the first paint has its transcript yet
 _.last_error  # ErrorReporter: the last summary shown
 _.subscriber_count  # RuntimeBridge
+_.demo_server  # AppContext: the running demo provider
+_.is_loading  # UsageDialog: while the worker reads or exports the ledger
 _.total_tokens  # core.chat.types.Usage
 _.last_corrupt  # core.settings.SettingsStore
 _.bad_lines  # core.project archive reading

@@ -32,6 +32,7 @@ from desktop.demo import DEMO_FIRST_PROMPT, DEMO_PROVIDER_ID  # noqa: E402  (con
 if TYPE_CHECKING:
     import asyncio
 
+    from desktop.core.attachments import AttachmentResolver, AttachmentStore
     from desktop.core.redact import KeyScrubFilter
     from desktop.core.secrets import SecretStore
     from desktop.core.settings import CONFIG_DIR_ENV  # noqa: F401 (re-exported lazily, see __getattr__)
@@ -51,6 +52,8 @@ __all__ = [
     "wire_window",
     "demo_offer",
     "install_key_scrub_filter",
+    "add_log_file",
+    "log_dir",
     "DEMO_PROVIDER_ID",
     "DEMO_FIRST_PROMPT",
     "resolve_config_dir",
@@ -60,6 +63,12 @@ __all__ = [
 
 APP_NAME = "Chat Nodes"
 APP_ID = "chatnodes"
+LOG_DIR_ENV = "CHATNODES_LOG_DIR"
+"""Overrides the folder of the log file (default: the platform's user log folder)."""
+LOG_FILE = "chatnodes.log"
+LOG_MAX_BYTES = 1 << 20
+"""The log file is rotated at this size; ``LOG_BACKUPS`` older files are kept beside it."""
+LOG_BACKUPS = 3
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -165,7 +174,14 @@ def make_context(
 
     return AppContext(config_dir=Path(config_dir), key_scrubber=scrub_key_shapes,
                       demo_offer=demo_offer(), demo=demo, environ=environ, secrets=secrets,
-                      defer_services=defer_services)
+                      defer_services=defer_services, attachments_for=_project_attachments)
+
+
+def _project_attachments(folder: Path | None) -> tuple[AttachmentStore | None, AttachmentResolver | None]:
+    """The project's attachment store and resolver, with Qt's codecs (``AppContext.attachments_for``)."""
+    from desktop.ui.attachments.images import project_attachments  # start-up: loaded with the first file
+
+    return project_attachments(folder)
 
 
 def install_key_scrub_filter(
@@ -231,10 +247,56 @@ class _FirstPaintWatcher(QObject):
         return False
 
 
-def _configure_logging() -> None:
+_LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def log_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """Where the log file goes: ``$CHATNODES_LOG_DIR``, else the platform's user log folder
+    (``~/.local/state/chatnodes/log`` on Linux, ``~/Library/Logs/chatnodes`` on macOS)."""
+    env = os.environ if environ is None else environ
+    override = env.get(LOG_DIR_ENV, "").strip()
+    if override:
+        return Path(override).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_log_dir(APP_ID, appauthor=False))
+
+
+def add_log_file(folder: Path, logger: logging.Logger | None = None) -> Path | None:
+    """Log to ``folder/chatnodes.log`` too, rotated at ``LOG_MAX_BYTES`` (``LOG_BACKUPS`` kept).
+
+    Call :func:`install_key_scrub_filter` afterwards: it filters every handler of the logger, this
+    one included, so no key reaches the file.
+
+    Args:
+        folder: The log folder (created, readable by the user only).
+        logger: Where the handler goes (the root logger when None).
+
+    Returns:
+        The log file, or None when it cannot be written (said on the other handlers).
+    """
+    from logging.handlers import RotatingFileHandler
+
+    target = logger if logger is not None else logging.getLogger()
+    path = Path(folder) / LOG_FILE
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        handler = RotatingFileHandler(path, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS,
+                                      encoding="utf-8")
+        os.chmod(path, 0o600)
+    except OSError as exc:
+        log.warning("no log file: %s cannot be written (%s)", path, exc.strerror or exc)
+        return None
+    handler.setFormatter(logging.Formatter(_LOG_FORMAT))
+    target.addHandler(handler)
+    return path
+
+
+def _configure_logging() -> Path | None:
+    """Log to stderr and to the rotated log file; returns the log file (None: none could be written)."""
     level = os.environ.get("CHATNODES_LOG", "INFO").upper()
-    logging.basicConfig(level=getattr(logging, level, logging.INFO),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=getattr(logging, level, logging.INFO), format=_LOG_FORMAT)
+    return add_log_file(log_dir())
 
 
 def main(argv: Sequence[str] | None = None, *, started_at: float | None = None) -> int:
@@ -249,10 +311,11 @@ def main(argv: Sequence[str] | None = None, *, started_at: float | None = None) 
     """
     t0 = started_at if started_at is not None else _MODULE_LOADED
     args = parse_args(argv)
-    _configure_logging()
+    log_file = _configure_logging()
     key_source: list[Callable[[], list[str]]] = []  # the context's keys, once it exists
     install_key_scrub_filter(secrets=lambda: key_source[0]() if key_source else [])
     from desktop.ui.gc_guard import GuiThreadCollector
+    from desktop.ui.lifetime import connect_for
     from desktop.ui.theme import app_icon, apply_theme, system_scheme
     from desktop.ui.window.main_window import MainWindow
 
@@ -277,6 +340,7 @@ def main(argv: Sequence[str] | None = None, *, started_at: float | None = None) 
     else:
         folder = project_dir
     context = make_context(config_dir=config_dir, demo=args.demo, defer_services=True)
+    context.log_file = log_file  # the error banner says where the details are
     key_source.append(context.recent_keys)
     window = MainWindow()
     watcher = _FirstPaintWatcher(window, t0, report=args.smoke_test)
@@ -285,7 +349,7 @@ def main(argv: Sequence[str] | None = None, *, started_at: float | None = None) 
     window.node_area.defer_loading = True  # transcripts and model lists after the first paint
     window.open_project(folder)
     # A session that ends without closing the window (logout): at least the project is saved.
-    app.aboutToQuit.connect(lambda: None if window.is_shut_down() else window.save_project())
+    connect_for(window, app.aboutToQuit, lambda: None if window.is_shut_down() else window.save_project())
     window.show()
     if args.smoke_test:
         ready = _show_until(app, window, lambda: _accepting_input(window, watcher), budget_s=30.0)

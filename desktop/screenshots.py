@@ -158,7 +158,7 @@ async def _render_scheme(out_dir: Path, scheme: str, written: list[Path]) -> Non
         dialog.close()
     finally:
         window.close()
-        await _wait_until(lambda: window._shutdown_done, timeout=15.0, what="shutdown")
+        await _wait_until(lambda: window.is_shut_down(), timeout=15.0, what="shutdown")
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -6,7 +6,14 @@ import asyncio
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["cancel_and_wait"]
+__all__ = ["cancel_and_wait", "retrieve"]
+
+
+def retrieve(future: asyncio.Future[Any]) -> None:
+    """A done callback that reads a finished future's exception, for a future whose caller may have
+    stopped waiting (asyncio would otherwise report "exception was never retrieved")."""
+    if not future.cancelled():
+        future.exception()
 
 
 async def cancel_and_wait(tasks: Iterable[asyncio.Future[Any]]) -> None:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeAlias
 
@@ -18,12 +19,17 @@ from .settings_format import ProviderSettings, Settings
 
 __all__ = [
     "ENV_KEY_PREFIX",
+    "KeyCache",
     "KeyLookup",
     "KeyResolution",
     "KeySourceName",
     "SendTarget",
     "choose_model",
     "env_var_for_provider",
+    "ProviderTarget",
+    "follow_keys",
+    "keyed_providers",
+    "known_keys",
     "provider_config",
     "resolve_key",
     "resolve_provider",
@@ -99,6 +105,64 @@ def resolve_key(
     return KeyResolution(None, None)
 
 
+@dataclass(frozen=True, slots=True)
+class ProviderTarget:
+    """A minimal :class:`SendTarget`: a provider id (None: the default) and a model (None: its default)."""
+
+    provider: str | None = None
+    model: str | None = None
+
+
+def known_keys(
+    settings: Settings, secrets: KeyLookup | None, environ: Mapping[str, str] = os.environ
+) -> list[str]:
+    """Every key found for the providers of ``settings`` (to scrub them from texts); never raises.
+
+    Keys shorter than 4 characters are left out (scrubbing them would mangle ordinary text).
+    """
+    keys: list[str] = []
+    for provider in settings.providers:
+        try:
+            key = resolve_key(provider, secrets, environ).key
+        except Exception:  # noqa: BLE001 - scrubbing must never fail the error path
+            key = None
+        if key and len(key) >= 4:
+            keys.append(key)
+    return keys
+
+
+def keyed_providers(
+    settings: Settings, secrets: KeyLookup | None, environ: Mapping[str, str] = os.environ
+) -> frozenset[str]:
+    """The ids of the providers a key is found for (environment, session or keyring; see
+    :func:`resolve_key`). One key-store lookup per provider: callers cache the answer."""
+    return frozenset(p.id for p in settings.providers if resolve_key(p, secrets, environ).key)
+
+
+def follow_keys(settings: Settings, keyed: Collection[str]) -> Settings:
+    """``settings`` whose default provider is one that works with the keys there are.
+
+    The default stays when it works (it needs no key, or ``keyed`` holds it). Otherwise the first
+    provider that needs a key and has one becomes the default, with its own first model (the saved
+    default model belonged to the old default); a copy is returned and ``settings`` is unchanged.
+    With no provider working, ``settings`` is returned as it is.
+
+    Args:
+        settings: The saved settings.
+        keyed: The providers a key is found for (:func:`keyed_providers`).
+    """
+    current = settings.provider(settings.default_provider) if settings.default_provider else None
+    if current is not None and (not current.needs_key or current.id in keyed):
+        return settings
+    for provider in settings.providers:
+        if provider.needs_key and provider.id in keyed:
+            chosen = settings.copy()
+            chosen.default_provider = provider.id
+            chosen.default_model = provider.models[0] if provider.models else None
+            return chosen
+    return settings
+
+
 def choose_model(settings: Settings, provider_id: str | None, requested: str | None = None) -> str | None:
     """The model a send to ``provider_id`` uses: the requested one, else (for the default provider
     only) the default model, else the provider's first listed model; None when nothing is known."""
@@ -165,3 +229,48 @@ def resolve_provider(
         prompt_caching=settings.prompt_caching,
     )
 
+
+
+class KeyCache:
+    """The keys there are, looked up once per change of the settings or the keys (a window's view).
+
+    ``keyed_providers`` is asked on every repaint of a provider picker and ``recent_keys`` by the log
+    filter for every record, while each answer costs one key-store lookup per provider: this keeps
+    the last answer until :meth:`changed` is called or the settings object changes (and, for
+    ``recent_keys``, for at most ``max_age_s`` seconds).
+
+    Attributes:
+        version: Bumped by every :meth:`changed` (a caller may key its own caches on it).
+    """
+
+    def __init__(self, environ: Mapping[str, str], *, max_age_s: float = 2.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._environ = environ
+        self._max_age_s = max_age_s
+        self._clock = clock
+        self.version = 0
+        self._keyed: tuple[Settings, int, frozenset[str]] | None = None
+        self._recent: tuple[float, list[str]] | None = None
+
+    def changed(self) -> None:
+        """Keys were stored or removed, or the key store became available: look again."""
+        self.version += 1
+        self._recent = None
+
+    def keyed_providers(self, settings: Settings, secrets: KeyLookup | None) -> frozenset[str]:
+        """:func:`keyed_providers`, cached for this ``settings`` object and :attr:`version`."""
+        cached = self._keyed
+        if cached is None or cached[0] is not settings or cached[1] != self.version:
+            cached = self._keyed = (settings, self.version, keyed_providers(settings, secrets, self._environ))
+        return cached[2]
+
+    def known_keys(self, settings: Settings, secrets: KeyLookup | None) -> list[str]:
+        """:func:`known_keys` (looked up now)."""
+        return known_keys(settings, secrets, self._environ)
+
+    def recent_keys(self, settings: Settings, secrets: KeyLookup | None) -> list[str]:
+        """:meth:`known_keys`, looked up at most every ``max_age_s`` seconds."""
+        now = self._clock()
+        if self._recent is None or now - self._recent[0] > self._max_age_s:
+            self._recent = (now, self.known_keys(settings, secrets))
+        return self._recent[1]

@@ -168,7 +168,7 @@ class KeepNodesFilled(QObject):
         self._banners = banners
         height = mdi.viewport().height()
         self._pending: tuple[int, int] | None = (height, height)
-        QTimer.singleShot(0, self._refit)  # a node already cut by the banner (laid out before this)
+        QTimer.singleShot(0, self, self._refit)  # a node already cut by the banner (laid out before this)
         mdi.viewport().installEventFilter(self)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt API
@@ -177,7 +177,7 @@ class KeepNodesFilled(QObject):
             if old > 0 and new > 0 and old != new:
                 first_old = self._pending[0] if self._pending is not None else old
                 if self._pending is None:
-                    QTimer.singleShot(0, self._refit)
+                    QTimer.singleShot(0, self, self._refit)
                 self._pending = (first_old, new)
         return False
 

@@ -39,9 +39,12 @@ class RuntimeBridge(QObject):
     Signals:
         event_received(str, object): ``(node_id, event)`` for every event the runtime broadcasts,
             in order. ``event`` is a frozen dataclass from ``desktop.core.chat.types``.
+        usage_unsaved(str): responses' usage could not be written to the ledger (a full disk); the
+            sentence is for the status bar (the records are tried again with the next response).
     """
 
     event_received = Signal(str, object)
+    usage_unsaved = Signal(str)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)

@@ -8,22 +8,22 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from desktop.core.redact import scrub_secrets
+from desktop.core.settings import KeyCache, price_overrides_as_prices  # loaded before the first paint anyway
 from desktop.ui.bridge import RuntimeBridge
-from desktop.ui.demo_offer import DemoOffer, DemoServer, with_demo_provider, without_demo_provider
-from desktop.ui.services import LazyRuntime
+from desktop.ui.demo_offer import DemoOffer, DemoRunner, DemoServer, without_demo_provider
+from desktop.ui.services import LazyRuntime, LazyUsage
 
 if TYPE_CHECKING:
     import asyncio
 
     import httpx
 
-    from desktop.core.attachments import AttachmentStore
+    from desktop.core.attachments import AttachmentResolver, AttachmentStore
     from desktop.core.chat.runtime import ChatRuntime, ChatRuntimeDeps
     from desktop.core.chat.types import ChatDriver, ChatEvent, ChatToolDef, ProviderConfig
     from desktop.core.secrets import SecretStore
@@ -33,10 +33,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_KEY_CACHE_S = 2.0
-"""How long the log filter reuses the known keys before it looks them up again."""
+__all__ = ["AppContext", "AttachmentsFor"]
 
-__all__ = ["AppContext"]
+AttachmentsFor = Callable[[Path | None], "tuple[AttachmentStore | None, AttachmentResolver | None]"]
+"""A project folder's attachment store and the resolver its sends use (``(None, None)``: none)."""
+
+
+def _no_attachments(folder: Path | None) -> tuple[AttachmentStore | None, AttachmentResolver | None]:
+    return None, None
 
 
 class AppContext:
@@ -59,6 +63,8 @@ class AppContext:
         demo: Start the demo provider now and make it the default (needs ``demo_offer``).
         environ: Environment used for key resolution (default ``os.environ``).
         secrets: The key store (default: the OS keyring, or session-only when there is none).
+        attachments_for: A project's attachment store and resolver (``desktop.app`` passes the
+            ``QImage`` one); without it, attachments cannot be stored or sent.
         defer_services: Leave the key store, HTTP client, runtime, ledger and MCP hub for
             :meth:`load_services` (or their first use); False loads them now.
     """
@@ -73,6 +79,7 @@ class AppContext:
         environ: Mapping[str, str] | None = None,
         secrets: SecretStore | None = None,
         defer_services: bool = False,
+        attachments_for: AttachmentsFor | None = None,
     ) -> None:
         from desktop.core.permissions import GrantStore  # start-up: the context loads before them
         from desktop.core.settings import SettingsStore
@@ -85,13 +92,19 @@ class AppContext:
         self.settings: Settings = self.settings_store.load()
         self.settings_error: str | None = self.settings_store.last_error
         self.demo_offer = demo_offer
-        self.demo_server: DemoServer | None = None
+        self._demo = DemoRunner(demo_offer)
+        self._attachments_for: AttachmentsFor = attachments_for or _no_attachments
+        """A project's attachment store and the resolver its sends use (the app injects the ``QImage``
+        one, ``desktop.ui.attachments.images.project_attachments``)."""
+        self._keys = KeyCache(self.environ)  # the keys there are, looked up once per change
+        self._effective: tuple[tuple[object, ...], Settings] | None = None
         self.project_dir: Path | None = None
         self.bridge = RuntimeBridge()
         self.runtime_handle = LazyRuntime(lambda: self.runtime, lambda: self._runtime)
         """What the nodes use (``AppServices.runtime``): it loads the runtime on the first send."""
         self._key_scrubber = key_scrubber
-        self._keys_cache: tuple[float, list[str]] | None = None
+        self.log_file: Path | None = None
+        """The app's log file (``desktop.app`` sets it): the error banner says where the details are."""
         self.node_title: Callable[[str], str] = lambda _node_id: ""
         """The title of a node, for the usage ledger (the window sets it when it opens a project)."""
         self._run_provider: dict[str, tuple[str, str | None]] = {}
@@ -103,8 +116,9 @@ class AppContext:
         self._client: httpx.AsyncClient | None = None
         self._deps: ChatRuntimeDeps | None = None
         self._runtime: ChatRuntime | None = None
-        self._usage: UsageRecorder | None = None
-        self._tally: MonthlyTally | None = None
+        overrides = lambda: price_overrides_as_prices(self.settings)  # noqa: E731
+        self._usage = LazyUsage(self.config_dir, self._describe_run, overrides,
+                                self.bridge.usage_unsaved.emit)  # a failed ledger write: status bar
         self._mcp: McpHub | None = None
         self._services_loaded = False
         self._after_load: list[Callable[[], object]] = []
@@ -121,7 +135,7 @@ class AppContext:
             from desktop.core.secrets import SecretStore
 
             self._secrets = SecretStore()  # what it logs meanwhile is scrubbed without it (known_keys)
-            self._keys_cache = None  # the keys it holds count from now on
+            self._keys.changed()  # the keys it holds count from now on
         return self._secrets
 
     @property
@@ -153,22 +167,12 @@ class AppContext:
     @property
     def usage(self) -> UsageRecorder:
         """Writes every response's usage to the ledger (created on first use)."""
-        if self._usage is None:
-            from desktop.core.settings import price_overrides_as_prices
-            from desktop.core.usage import UsageLedger, UsageRecorder, ledger_path
-
-            self._usage = UsageRecorder(UsageLedger(ledger_path(self.config_dir)), self._describe_run,
-                                        lambda: price_overrides_as_prices(self.settings))
-        return self._usage
+        return self._usage.recorder
 
     @property
     def tally(self) -> MonthlyTally:
         """This month's spending (app-wide and per project), kept current from the ledger."""
-        if self._tally is None:
-            from desktop.core.usage import MonthlyTally, ledger_path
-
-            self._tally = MonthlyTally(ledger_path(self.config_dir))
-        return self._tally
+        return self._usage.tally
 
     @property
     def mcp(self) -> McpHub:
@@ -225,15 +229,38 @@ class AppContext:
     # -- settings -------------------------------------------------------------------------------
     @property
     def demo(self) -> bool:
-        """True while the demo provider runs."""
-        return self.demo_server is not None
+        """True in demo mode: the demo provider runs and is the default (``--demo``, "Try the offline
+        demo"), not only for the nodes that ran on it (``start_demo(default=False)``)."""
+        return self._demo.server is not None and self._demo.default
+
+    @property
+    def demo_server(self) -> DemoServer | None:
+        """The running demo provider, or None."""
+        return self._demo.server
 
     def effective_settings(self) -> Settings:
-        """The settings in use: the saved ones plus, in demo mode, the demo provider as the default."""
-        offer = self.demo_offer
-        if self.demo_server is None or offer is None:
-            return self.settings
-        return with_demo_provider(self.settings, offer, self.demo_server)
+        """The settings in use (the same object until they, the keys or the demo change): the saved
+        ones with a default that works with the keys there are (``follow_keys``), plus the demo
+        provider while it runs (the default in demo mode)."""
+        state = (self.settings, self._demo.server, self._demo.default, self._keys.version)
+        cached = self._effective
+        if cached is not None and all(a is b or a == b for a, b in zip(cached[0], state, strict=True)):
+            return cached[1]
+        from desktop.core.settings import follow_keys
+
+        effective = self._demo.apply(self.settings)
+        if not self.demo:
+            effective = follow_keys(effective, self.keyed_providers())
+        self._effective = (state, effective)
+        return effective
+
+    def keyed_providers(self) -> frozenset[str]:
+        """The providers a key is found for (the environment's; the key store's once it is loaded)."""
+        return self._keys.keyed_providers(self.settings, self._secrets)
+
+    def keys_changed(self) -> None:
+        """Keys were stored or removed: the default provider and the provider marks look again."""
+        self._keys.changed()
 
     def save_settings(self, settings: Settings) -> None:
         """Validate, save and adopt ``settings`` (the demo provider is never saved).
@@ -246,7 +273,7 @@ class AppContext:
         self.settings_store.save(clean)
         self.settings = clean
         self.settings_error = None
-        self._keys_cache = None  # a key may have changed with the settings
+        self.keys_changed()  # a key may have changed with the settings
         if self._deps is not None:
             self._deps.max_iterations = clean.max_iterations
         self.mcp.apply()  # MCP servers added, changed or removed in Settings
@@ -256,6 +283,8 @@ class AppContext:
         """``ChatRuntimeDeps.resolve_provider``: the current settings and keys."""
         from desktop.core.settings import resolve_provider
 
+        if self._demo.server is None and self._demo.is_demo(getattr(req, "provider", None)):
+            self.start_demo(default=False)  # a node that ran on the demo stays on it (after a restart too)
         config = resolve_provider(self.effective_settings(), req, secrets=self.secrets, environ=self.environ)
         node_id = getattr(req, "node_id", None)
         if config is not None and isinstance(node_id, str):
@@ -279,7 +308,7 @@ class AppContext:
         run = self._run_provider.get(node_id)
         if run is None or self.project_dir is None:
             return None
-        if self.demo_offer is not None and run[0] == self.demo_offer.provider_id:
+        if self._demo.is_demo(run[0]):
             return None  # the offline demo costs nothing and would only pollute the user's totals
         try:
             title = self.node_title(node_id)
@@ -289,7 +318,9 @@ class AppContext:
 
     def provider_config(self, provider_id: str | None, model: str | None = None) -> ProviderConfig | None:
         """The provider configuration for ``provider_id`` (the default when None), or None."""
-        return self.resolve_provider(_Target(provider_id, model))
+        from desktop.core.settings import ProviderTarget
+
+        return self.resolve_provider(ProviderTarget(provider_id, model))
 
     def builtin_tools(self) -> list[ChatToolDef]:
         """The built-in project tools, rooted at the open project folder (none without a project)."""
@@ -309,15 +340,12 @@ class AppContext:
 
     def attachment_store(self) -> AttachmentStore | None:
         """The open project's attachment files (None without a project); made again for a new project."""
-        from desktop.ui.images import project_attachments  # start-up: Qt's codecs load with the first file
-
-        return project_attachments(self.project_dir)[0]
+        return self._attachments_for(self.project_dir)[0]
 
     def _driver_for(self, config: ProviderConfig) -> ChatDriver:
         from desktop.core.providers import driver_for
-        from desktop.ui.images import project_attachments
 
-        return driver_for(config, self.client, attachments=project_attachments(self.project_dir)[1])
+        return driver_for(config, self.client, attachments=self._attachments_for(self.project_dir)[1])
 
     async def list_models(self, provider_id: str) -> list[str]:
         """``AppServices.list_models``: the provider's models (its configured list when keyless and down).
@@ -327,6 +355,7 @@ class AppContext:
         """
         import asyncio
 
+        from desktop.core.aio import retrieve
         from desktop.core.chat.types import ChatError
         from desktop.core.providers import list_models
 
@@ -342,6 +371,7 @@ class AppContext:
         task = asyncio.ensure_future(list_models(config, self.client))
         self._inflight.add(task)
         task.add_done_callback(self._inflight.discard)
+        task.add_done_callback(retrieve)  # its caller may have stopped waiting (a newer listing)
         return list(await asyncio.shield(task))
 
     def has_usable_provider(self) -> bool:
@@ -349,47 +379,26 @@ class AppContext:
         return self.provider_config(None) is not None
 
     # -- demo -----------------------------------------------------------------------------------
-    def start_demo(self, *, tokens_per_second: float | None = 60.0) -> None:
-        """Start the loopback demo provider (idempotent) and make it the default, in memory only.
-
-        Args:
-            tokens_per_second: Streaming speed of the demo (None: as fast as possible).
+    def start_demo(self, *, tokens_per_second: float | None = 60.0, default: bool = True) -> None:
+        """Start the loopback demo provider (idempotent; ``tokens_per_second`` None: unthrottled), the
+        default with ``default``, in memory only; else listed for the nodes that ran on it.
 
         Raises:
             RuntimeError: The app offers no demo (no ``demo_offer``).
         """
-        if self.demo_server is not None:
-            return
-        if self.demo_offer is None:
-            raise RuntimeError("this build has no offline demo")
-        self.demo_server = self.demo_offer.start(tokens_per_second)
-        log.info("offline demo provider listening on %s", self.demo_server.base_url)
+        self._demo.start(tokens_per_second, default=default)
 
     # -- secrets hygiene -----------------------------------------------------------------------
     def known_keys(self) -> list[str]:
         """Every key the app could have put in a text (to scrub them from messages): the environment's,
         and the stored ones once the key store is loaded."""
-        from desktop.core.settings import resolve_key
-
-        keys: list[str] = []
         # Only a key the app has read can be in a text it makes: before the key store is loaded (at
         # start-up, or while it is created) those are the environment's, and logging never loads it.
-        secrets = self._secrets
-        for provider in self.settings.providers:
-            try:
-                key = resolve_key(provider, secrets, self.environ).key
-            except Exception:  # never let scrubbing fail the error path
-                key = None
-            if key and len(key) >= 4:
-                keys.append(key)
-        return keys
+        return self._keys.known_keys(self.settings, self._secrets)
 
     def recent_keys(self) -> list[str]:
         """:meth:`known_keys`, looked up at most every couple of seconds (the log filter asks per record)."""
-        now = time.monotonic()
-        if self._keys_cache is None or now - self._keys_cache[0] > _KEY_CACHE_S:
-            self._keys_cache = (now, self.known_keys())
-        return self._keys_cache[1]
+        return self._keys.recent_keys(self.settings, self._secrets)
 
     def scrub(self, text: str) -> str:
         """``text`` without any known key (nor any 8+ character run of one), nor anything shaped like one."""
@@ -397,7 +406,8 @@ class AppContext:
 
     # -- shutdown -------------------------------------------------------------------------------
     async def aclose(self) -> None:
-        """Stop every run and every MCP server, close the HTTP client and the demo server. Idempotent."""
+        """Stop every run and every MCP server, try the unsaved usage records once more, close the HTTP
+        client and the demo server. Idempotent."""
         if self._closed:
             return
         self._closed = True
@@ -408,6 +418,8 @@ class AppContext:
                 await self._runtime.aclose()
             except Exception:
                 log.exception("stopping the runs failed")
+        if not self._usage.retry():  # the last chance: what is still refused now is lost
+            log.error("usage ledger: %d responses could not be saved", self.usage.unsaved)
         await cancel_and_wait(self._inflight)
         if self._mcp is not None:
             try:
@@ -431,14 +443,5 @@ class AppContext:
 
     def stop_demo_server(self) -> None:
         """Stop the demo server if it runs."""
-        server, self.demo_server = self.demo_server, None
-        if server is not None:
-            server.stop()
+        self._demo.stop()
 
-
-class _Target:
-    """A minimal ``SendTarget``: a provider id and a model."""
-
-    def __init__(self, provider: str | None, model: str | None) -> None:
-        self.provider = provider
-        self.model = model

@@ -8,6 +8,7 @@ memory only: :func:`without_demo_provider` takes it out again before the setting
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -15,7 +16,9 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from desktop.core.settings import Settings
 
-__all__ = ["DemoOffer", "DemoServer", "with_demo_provider", "without_demo_provider"]
+log = logging.getLogger(__name__)
+
+__all__ = ["DemoOffer", "DemoRunner", "DemoServer", "with_demo_provider", "without_demo_provider"]
 
 
 class DemoServer(Protocol):
@@ -55,8 +58,13 @@ class DemoOffer:
     start: Callable[[float | None], DemoServer]
 
 
-def with_demo_provider(settings: Settings, offer: DemoOffer, server: DemoServer) -> Settings:
-    """A copy of ``settings`` whose first provider, and default, is the running demo."""
+def with_demo_provider(settings: Settings, offer: DemoOffer, server: DemoServer, *,
+                       default: bool = True) -> Settings:
+    """A copy of ``settings`` whose first provider (and with ``default`` its default) is the running demo.
+
+    Without ``default`` the demo is only listed: nodes that ran on it keep it (a demo node stays a
+    demo node after a restart), new nodes follow the saved default.
+    """
     from desktop.core.settings import ProviderSettings  # start-up: this module loads before the settings
 
     eff = settings.copy()
@@ -70,8 +78,9 @@ def with_demo_provider(settings: Settings, offer: DemoOffer, server: DemoServer)
         key_env=None,
         models=list(offer.models),
     ))
-    eff.default_provider = offer.provider_id
-    eff.default_model = offer.model
+    if default:
+        eff.default_provider = offer.provider_id
+        eff.default_model = offer.model
     return eff
 
 
@@ -85,3 +94,50 @@ def without_demo_provider(settings: Settings, offer: DemoOffer | None, saved: Se
             clean.default_provider = saved.default_provider
             clean.default_model = saved.default_model
     return clean
+
+
+class DemoRunner:
+    """The offline demo of one application context: its server, and whether it is the default.
+
+    The demo is the default provider in demo mode (``--demo``, "Try the offline demo"). Its server
+    also runs, without being the default, for a node that ran on it: after a restart a demo node
+    stays a demo node while new nodes follow the user's providers.
+
+    Args:
+        offer: The demo the app ships (None: no demo available).
+    """
+
+    def __init__(self, offer: DemoOffer | None) -> None:
+        self.offer = offer
+        self.server: DemoServer | None = None
+        self.default = False
+
+    def is_demo(self, provider_id: str | None) -> bool:
+        """True when ``provider_id`` names the demo provider."""
+        return self.offer is not None and provider_id == self.offer.provider_id
+
+    def start(self, tokens_per_second: float | None, *, default: bool) -> None:
+        """Start the server (idempotent); with ``default`` the demo becomes the default provider.
+
+        Raises:
+            RuntimeError: The app offers no demo.
+        """
+        if self.server is None:
+            if self.offer is None:
+                raise RuntimeError("this build has no offline demo")
+            self.server = self.offer.start(tokens_per_second)
+            log.info("offline demo provider listening on %s", self.server.base_url)
+        self.default = self.default or default
+
+    def stop(self) -> None:
+        """Stop the server if it runs (the demo is no default any more)."""
+        server, self.server = self.server, None
+        self.default = False
+        if server is not None:
+            server.stop()
+
+    def apply(self, settings: Settings) -> Settings:
+        """``settings`` with the demo provider while its server runs (the default in demo mode)."""
+        if self.server is None or self.offer is None:
+            return settings
+        return with_demo_provider(settings, self.offer, self.server, default=self.default)

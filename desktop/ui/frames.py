@@ -192,7 +192,7 @@ class FrameScheduler(QObject):
         # The paint this tick caused runs as soon as control is back in the event loop (posted
         # events come before timers): a zero timer fires after it and measures the whole frame.
         self._measuring = start
-        QTimer.singleShot(0, self._measured)
+        QTimer.singleShot(0, self, self._measured)
 
     def _schedule_next(self) -> None:
         """After a tick: when the next one runs, if anything is left (or was asked for meanwhile)."""

@@ -3,7 +3,8 @@
 The main window builds one ``AppServices`` and hands it to every ``ChatNodeWidget``; tests
 build one around a fake provider. Keeping the node's dependencies explicit keeps the node
 testable without a main window. :class:`LazyRuntime` lets a node be built (and typed into) before
-the chat runtime, and the network stack behind it, are loaded.
+the chat runtime, and the network stack behind it, are loaded; :class:`LazyUsage` does the same for
+the usage ledger's recorder and this month's tally.
 """
 
 from __future__ import annotations
@@ -14,18 +15,20 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from desktop.core.attachments import AttachmentStore
     from desktop.core.chat.cost import Price
     from desktop.core.chat.loop import ApprovalDecision
     from desktop.core.chat.runtime import ChatRuntime, ChatSendRequest, ChatSendResult
     from desktop.core.chat.types import ChatMessage
     from desktop.core.settings import Settings
-    from desktop.core.usage import BudgetCheck
+    from desktop.core.usage import BudgetCheck, MonthlyTally, RunInfo, UsageRecorder
     from desktop.ui.bridge import RuntimeBridge
 
 log = logging.getLogger(__name__)
 
-__all__ = ["AppServices", "NodeRuntime", "LazyRuntime"]
+__all__ = ["AppServices", "NodeRuntime", "LazyRuntime", "LazyUsage"]
 
 
 class NodeRuntime(Protocol):
@@ -84,6 +87,50 @@ class LazyRuntime:
         return await self._load().send(req)
 
 
+class LazyUsage:
+    """The usage recorder (every response's usage to the ledger) and this month's tally of one context,
+    each created on first use (``desktop.core.usage`` loads then).
+
+    Args:
+        config_dir: The settings folder (the ledger is ``usage.jsonl`` there).
+        describe: Returns the run's ``RunInfo`` for a node id (None: nothing recorded).
+        overrides: Returns the user's price overrides.
+        on_error: Gets a sentence for the status bar each time usage could not be saved.
+    """
+
+    def __init__(self, config_dir: Path, describe: Callable[[str], RunInfo | None],
+                 overrides: Callable[[], dict[str, Price]], on_error: Callable[[str], None]) -> None:
+        self._config_dir = config_dir
+        self._describe = describe
+        self._overrides = overrides
+        self._on_error = on_error
+        self._recorder: UsageRecorder | None = None
+        self._tally: MonthlyTally | None = None
+
+    @property
+    def recorder(self) -> UsageRecorder:
+        """Writes every response's usage to the ledger; a failed write is kept and tried again."""
+        if self._recorder is None:
+            from desktop.core.usage import UsageLedger, UsageRecorder, ledger_path
+
+            self._recorder = UsageRecorder(UsageLedger(ledger_path(self._config_dir)), self._describe,
+                                           self._overrides, on_error=self._on_error)
+        return self._recorder
+
+    @property
+    def tally(self) -> MonthlyTally:
+        """This month's spending (app-wide and per project), kept current from the ledger."""
+        if self._tally is None:
+            from desktop.core.usage import MonthlyTally, ledger_path
+
+            self._tally = MonthlyTally(ledger_path(self._config_dir))
+        return self._tally
+
+    def retry(self) -> bool:
+        """Try the records the ledger refused once more (on quit); True when none is left waiting."""
+        return self._recorder is None or self._recorder.retry()
+
+
 @dataclass
 class AppServices:
     """Application services shared by every chat node.
@@ -100,6 +147,8 @@ class AppServices:
         budget_check: Returns the tightest monthly budget and its state (None: no budget); a node
             holds a send while it is spent.
         open_budget_settings: Shows where a budget of that scope (``app`` / ``project``) is set.
+        open_settings: Opens the settings dialog (a node without a working provider offers it).
+        keyed_providers: Returns the providers a key is found for (the provider picker marks them).
         load_services: Loads the app's deferred services (the window's context calls it right after
             the first paint; a send that comes first calls it itself). None: nothing is deferred.
         attachment_store: Returns the open project's attachment files (None: no project, nothing
@@ -114,6 +163,8 @@ class AppServices:
     read_archive: Callable[[str], list[ChatMessage]] | None = None
     budget_check: Callable[[], BudgetCheck | None] | None = None
     open_budget_settings: Callable[[str], object] | None = None
+    open_settings: Callable[[], object] | None = None
+    keyed_providers: Callable[[], frozenset[str]] | None = None
     load_services: Callable[[], object] | None = None
     attachment_store: Callable[[], AttachmentStore | None] | None = None
     _overrides_key: object = field(default=None, init=False, repr=False)

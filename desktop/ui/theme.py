@@ -15,10 +15,14 @@ from typing import Literal
 from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPalette
 from PySide6.QtWidgets import QApplication, QStyleFactory
 
+from desktop.ui.lifetime import connect_for
+
 log = logging.getLogger(__name__)
 
 __all__ = ["Scheme", "ThemeColors", "LIGHT", "DARK", "build_palette", "style_sheet", "apply_theme",
-           "system_scheme", "follow_system_scheme", "current_scheme", "app_icon", "resource_dir"]
+           "system_scheme", "follow_system_scheme", "current_scheme", "app_icon", "resource_dir", "key_mark",
+           "arrow_image",
+           "KEY_MARK_TIPS"]
 
 Scheme = Literal["light", "dark"]
 
@@ -171,7 +175,8 @@ QLineEdit, QPlainTextEdit, QTextEdit, QSpinBox, QDoubleSpinBox, QComboBox {{
 QLineEdit:focus, QPlainTextEdit:focus, QTextEdit:focus, QSpinBox:focus, QDoubleSpinBox:focus,
 QComboBox:focus {{ border-color: {c.accent}; }}
 QLineEdit:read-only {{ background: {c.alt_base}; color: {c.muted}; }}
-QComboBox::drop-down {{ border: none; width: 18px; }}
+QComboBox::drop-down {{ border: none; width: 20px; }}
+QDialogButtonBox {{ dialogbuttonbox-buttons-have-icons: 0; }}
 QPushButton {{
     border: 1px solid {c.border}; border-radius: 6px; padding: 5px 14px; background: {c.button};
 }}
@@ -208,7 +213,29 @@ QFrame[bannerKind] QLabel {{ background: transparent; border: none; color: {c.te
 QFrame[bannerKind] QPushButton {{ padding: 3px 10px; }}
 QFrame[bannerKind] QToolButton {{ border: none; background: transparent; color: {c.muted}; padding: 2px; }}
 QToolTip {{ background: {c.tooltip_bg}; color: {c.tooltip_text}; border: none; padding: 4px 6px; }}
-{_SCROLL_BARS.format(handle=c.border, hover=c.muted)}"""
+{_SCROLL_BARS.format(handle=c.border, hover=c.muted)}{_arrows(scheme, c)}"""
+
+
+def _arrows(scheme: Scheme, c: ThemeColors) -> str:
+    """The arrows of combo and spin boxes: once their frame is styled, Qt draws none (combo boxes) or
+    bare brackets (spin boxes, Fusion) unless the sheet gives them images (``resources/icons``)."""
+    down, up = arrow_image("down", scheme), arrow_image("up", scheme)
+    if down is None or up is None:
+        return ""
+    spin = "QSpinBox::{0}, QDoubleSpinBox::{0}"
+    return f"""
+QComboBox::down-arrow {{ image: url("{down}"); width: 10px; height: 10px; }}
+QComboBox::down-arrow:disabled {{ image: none; }}
+QSpinBox, QDoubleSpinBox {{ padding-right: 22px; }}
+{spin.format("up-button")}, {spin.format("down-button")} {{
+    subcontrol-origin: border; width: 20px; border: none; border-left: 1px solid {c.border};
+}}
+{spin.format("up-button")} {{ subcontrol-position: top right; border-top-right-radius: 6px; }}
+{spin.format("down-button")} {{ subcontrol-position: bottom right; border-bottom-right-radius: 6px; }}
+{spin.format("up-button:hover")}, {spin.format("down-button:hover")} {{ background: {c.alt_base}; }}
+{spin.format("up-arrow")} {{ image: url("{up}"); width: 9px; height: 9px; }}
+{spin.format("down-arrow")} {{ image: url("{down}"); width: 9px; height: 9px; }}
+"""
 
 
 # Thin scroll bars, a rounded handle, no arrow buttons. Also a speed fix: Fusion draws its own scroll
@@ -284,9 +311,19 @@ def follow_system_scheme(app: QApplication) -> None:
     """Re-apply the theme whenever the system colour scheme changes."""
     try:
         hints = QGuiApplication.styleHints()
-        hints.colorSchemeChanged.connect(lambda _scheme: apply_theme(app))
+        connect_for(app, hints.colorSchemeChanged, lambda _scheme: apply_theme(app))
     except AttributeError:  # Qt < 6.5
         log.debug("colorSchemeChanged not available; the theme will not follow the system")
+
+
+def arrow_image(direction: Literal["up", "down"], scheme: Scheme) -> str | None:
+    """The path of the small ``up``/``down`` chevron for ``scheme`` as a style sheet ``url()`` wants it
+    (``resources/icons/arrow-<direction>-<scheme>.png``), or None when the files are missing."""
+    folder = resource_dir()
+    if folder is None:
+        return None
+    path = folder / "icons" / f"arrow-{direction}-{scheme}.png"
+    return path.as_posix() if path.is_file() else None
 
 
 def resource_dir() -> Path | None:
@@ -311,4 +348,50 @@ def app_icon() -> QIcon:
     svg = icons / "chatnodes.svg"
     if svg.is_file():
         icon.addFile(str(svg))
+    return icon
+
+
+KEY_MARK_TIPS = {True: "A key is set for this provider", False: "This provider needs an API key: none is set",
+                 None: "This provider works without a key"}
+"""The tooltip of each :func:`key_mark`."""
+
+_key_marks: dict[tuple[bool | None, Scheme], QIcon] = {}
+
+
+def key_mark(has_key: bool | None) -> QIcon:
+    """What a provider list shows beside a provider: a green check when a key is set (``True``), a hollow
+    circle when it needs one and none is set (``False``), a blank of the same size when it needs none
+    (``None``), so the names stay aligned."""
+    from PySide6.QtCore import QPointF, Qt
+    from PySide6.QtGui import QPainter, QPainterPath, QPen, QPixmap
+
+    key = (has_key, _current)
+    icon = _key_marks.get(key)
+    if icon is not None:
+        return icon
+    def draw(color: str) -> QPixmap:
+        pixmap = QPixmap(32, 32)  # drawn at twice the 16 px it shows at, for high-DPI screens
+        pixmap.fill(Qt.GlobalColor.transparent)
+        if has_key is None:
+            return pixmap
+        painter = QPainter(pixmap)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        pen = QPen(QColor(color), 4.2 if has_key else 2.6)
+        pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+        pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
+        painter.setPen(pen)
+        if has_key:
+            path = QPainterPath(QPointF(7, 17))
+            path.lineTo(QPointF(13.5, 23.5))
+            path.lineTo(QPointF(25, 9))
+            painter.drawPath(path)
+        else:
+            painter.drawEllipse(QPointF(16, 16), 8.5, 8.5)
+        painter.end()
+        return pixmap
+
+    green = "#2f9e5b" if _current == "light" else "#5cc98a"
+    icon = QIcon(draw(green if has_key else colors_for(_current).muted))
+    icon.addPixmap(draw("#ffffff"), QIcon.Mode.Selected)  # on the selection's highlight
+    _key_marks[key] = icon
     return icon

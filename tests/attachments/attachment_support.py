@@ -1,5 +1,5 @@
-"""Shared by the attachment tests: the app's ``QImage`` preparer (``desktop.ui.images``) counting its
-calls, JPEGs made with Qt, GIFs, and an EXIF orientation writer."""
+"""Shared by the attachment tests: the app's ``QImage`` preparer (``desktop.ui.attachments.images``)
+counting its calls, JPEGs made with Qt, GIFs, and an EXIF orientation writer."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import threading
 from PySide6.QtGui import QColor, QImage
 
 from desktop.core.attachments import ImageLimits, PreparedImage
-from desktop.ui.images import QtImagePreparer, encode_image
+from desktop.ui.attachments.images import QtImagePreparer, encode_image
 
 
 def encode(image: QImage, fmt: str, quality: int = -1) -> bytes:

@@ -77,6 +77,6 @@ def test_cost_prices_with_the_node_model_and_overrides() -> None:
     assert "  node-model: 1 response(s), $0.0100" in lines
     # The picked model beats the default; a cached cost is used as given.
     e2 = effect("/cost", messages=messages, model="unpriced-xyz", default_model="node-model",
-                overrides=prices, cost=ConversationCost(0.0, True))
+                overrides=prices, cost=ConversationCost(0.0, True, 1))
     assert e2.notes[0].split("\n")[0] == "Cost: n/a over 1 response(s)"
     assert "  unpriced-xyz: 1 response(s), no price known" in e2.notes[0].split("\n")

@@ -228,8 +228,8 @@ def test_conversation_cost_respects_overrides() -> None:
         (ConversationCost(0.0123, False, 0), "$0.0123"),
         (ConversationCost(0.0, False, 0), "$0.0000"),
         (ConversationCost(0.012345, False, 2), "≥ $0.0123"),
-        (ConversationCost(0.0, True, 0), "n/a"),
-        (ConversationCost(0.0, True, 3), "n/a"),
+        (ConversationCost(0.0, True, 0), "$0.00"),  # no response yet: nothing cost anything
+        (ConversationCost(0.0, True, 3), "n/a"),  # responses without a price
         (ConversationCost(12.5, False, 0), "$12.5000"),
     ],
 )

@@ -43,7 +43,8 @@ def test_token_chip_and_tooltip() -> None:
 
 def test_cost_tooltip_says_why() -> None:
     none = "No price known for this model (Settings → price overrides)"
-    assert cost_tooltip(ConversationCost(0.0, True)) == none
+    assert cost_tooltip(ConversationCost(0.0, True, 1)) == none
+    assert cost_tooltip(ConversationCost(0.0, True)) == "No response yet"
     some = "2 response(s) without a known price are not counted"
     assert cost_tooltip(ConversationCost(0.5, False, 2)) == some
     assert cost_tooltip(ConversationCost(0.0123456, False)) == "$0.012346"
@@ -87,7 +88,7 @@ def test_cost_breakdown_uses_the_given_cost_and_names_unknown_models() -> None:
     text = cost_breakdown(messages, None, {}, cost=ConversationCost(0.25, False))
     assert text.split("\n")[0] == "Cost: $0.2500 over 1 response(s)"
     assert "  unknown model: 1 response(s), no price known" in text.split("\n")
-    assert cost_breakdown([], None).split("\n")[0] == "Cost: n/a over 0 response(s)"
+    assert cost_breakdown([], None).split("\n")[0] == "Cost: $0.00 over 0 response(s)"
 
 
 def test_cost_tooltip_adds_what_cache_reads_saved() -> None:
@@ -125,3 +126,20 @@ def test_message_meta_shows_what_cache_reads_saved() -> None:
 def test_cost_breakdown_leaves_out_savings_when_there_are_none() -> None:
     text = cost_breakdown([assistant("a", Usage(1000, 0), model="priced-model")], None, PRICES)
     assert "saved" not in text
+
+
+def test_message_meta_counts_a_streaming_or_stopped_answer() -> None:
+    from desktop.core.chat.summary import estimate_output_tokens
+
+    text = "word " * 200  # 1,000 characters: about 250 tokens
+    streaming = ChatMessage(id="s", role="assistant", content=text, ts=0, model="priced-model",
+                            usage=Usage(1000, 1))  # Anthropic says 1 output token when a stream starts
+    assert estimate_output_tokens(streaming) == 250
+    assert message_meta(streaming, None, PRICES, live=True) == "priced-model · 1k in · ~250 out · ~$0.0040"
+    assert message_meta(streaming, None, PRICES) == "priced-model · 1k in · 1 out · $0.0020"  # finished
+    streaming.stopped = True  # Stop: the provider never sent its final count
+    assert message_meta(streaming, None, PRICES) == "priced-model · 1k in · ~250 out · ~$0.0040"
+    openai = ChatMessage(id="o", role="assistant", content=text, ts=0, model="priced-model")
+    assert message_meta(openai, None, PRICES, live=True) == "priced-model · ~250 out"  # no usage yet
+    final = ChatMessage(id="f", role="assistant", content="short", ts=0, usage=Usage(10, 400), stopped=True)
+    assert message_meta(final, None, PRICES).startswith("10 in · 400 out")  # the provider's figure wins

@@ -175,3 +175,28 @@ def test_price_overrides_as_prices() -> None:
         "gpt-": Price(1.0, 2.0, None, None),
         "claude-opus-": Price(3.5, 10.0, 0.3, None),
     }
+
+
+def test_the_default_follows_the_keys_there_are() -> None:
+    from desktop.core.settings import follow_keys, keyed_providers, known_keys
+    from desktop.testing import MemoryKeyring
+
+    settings = default_settings()  # OpenAI is the default; Ollama and LM Studio need no key
+    store = SecretStore(backend=MemoryKeyring())
+    assert keyed_providers(settings, store, {}) == frozenset()
+    assert follow_keys(settings, frozenset()) is settings  # nothing works: nothing changes
+    store.set("anthropic", SECRET)
+    keyed = keyed_providers(settings, store, {"GROQ_API_KEY": "gsk-env-key-0001"})
+    assert keyed == {"anthropic", "groq"}
+    chosen = follow_keys(settings, keyed)
+    assert chosen is not settings and settings.default_provider == "openai"  # a copy; the saved ones stay
+    anthropic = chosen.provider("anthropic")
+    assert anthropic is not None
+    assert chosen.default_provider == "anthropic" and chosen.default_model == anthropic.models[0]
+    assert follow_keys(settings, keyed | {"openai"}) is settings  # the default works: it stays
+    local = settings.copy()
+    local.default_provider = "ollama"
+    assert follow_keys(local, keyed) is local  # a keyless default works without a key
+    assert sorted(known_keys(settings, store, {"GROQ_API_KEY": "gsk-env-key-0001"})) == [
+        "gsk-env-key-0001", SECRET]
+

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 from test_app_support import write_settings
 
 from desktop.testing import FakeProvider
-from desktop.ui.images import encode_image
+from desktop.ui.attachments.images import encode_image
 
 
 def provider_entry(fake: FakeProvider, api: str, model: str) -> dict[str, Any]:

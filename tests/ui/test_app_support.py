@@ -111,7 +111,7 @@ def open_window(qloop: asyncio.AbstractEventLoop, qtbot: Any) -> Iterator[Callab
 
 def close_window(qtbot: Any, window: Any) -> None:
     """Close ``window`` and wait until its asynchronous shutdown finished."""
-    if window._shutdown_done:
+    if window.is_shut_down():
         return
     with qtbot.waitSignal(window.closed, timeout=10_000):
         window.close()

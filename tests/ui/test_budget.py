@@ -43,8 +43,9 @@ def test_the_session_chip_turns_amber_at_80_percent_and_counts_new_spending(
     _spent(config, tmp_path / "elsewhere", 7.9)  # another project counts for the app-wide budget
     window = open_window(project, config)
     chip = window.findChild(QLabel, "sessionCostLabel")
+    # The month is first counted on a worker thread (it may build the ledger's index): then the budget.
+    qtbot.waitUntil(lambda: "$7.90 of the $10.00 app-wide monthly budget" in chip.toolTip(), timeout=10_000)
     assert chip.property("budget") == "ok" and "% of budget" not in chip.text()
-    assert "$7.90 of the $10.00 app-wide monthly budget" in chip.toolTip()
     usage = {"input": 1_000_000, "output": 0, "cache_read": 0, "cache_write": 0}  # $0.15
     fake.script(Turn(text="one", usage=usage, model="gpt-4o-mini"))
     with qtbot.waitSignal(window.nodes()[0].run_finished, timeout=10_000):
@@ -68,7 +69,8 @@ def test_the_project_budget_dialog_writes_project_json(qtbot: Any, open_window: 
     saved = json.loads((project / "project.json").read_text(encoding="utf-8"))
     assert saved["budget"] == {"monthly_usd": 5.0}
     chip = window.findChild(QLabel, "sessionCostLabel")
-    assert chip.property("budget") == "warn" and "90% of budget" in chip.text()
+    qtbot.waitUntil(lambda: chip.property("budget") == "warn", timeout=10_000)  # once the month is counted
+    assert "90% of budget" in chip.text()
     assert "monthly budget of this project" in chip.toolTip()
     again = window.money.open_project_budget()
     assert again is not None
@@ -126,4 +128,5 @@ def test_the_held_send_survives_a_restart(qtbot: Any, open_window: Any, fake: Fa
     node = window.nodes()[0]
     node.submit("still over")
     assert node.findChild(QFrame, "budgetCard").isVisible() and _sends(fake) == 0
-    assert window.findChild(QLabel, "sessionCostLabel").property("budget") == "over"
+    chip = window.findChild(QLabel, "sessionCostLabel")
+    qtbot.waitUntil(lambda: chip.property("budget") == "over", timeout=10_000)  # the month counted

@@ -60,7 +60,7 @@ def test_object_names_and_initial_state(qtbot: Any, make_env: Any) -> None:
                       (QComboBox, "modelPicker"), (QLabel, "tokenChip"), (QLabel, "costChip")):
         find(node, cls, name)
     assert find(node, QPushButton, "sendButton").text() == "Send"
-    assert find(node, QLabel, "costChip").text() == "n/a"
+    assert find(node, QLabel, "costChip").text() == "$0.00"  # no response yet ("n/a": no price known)
     assert find(node, QLabel, "tokenChip").text() == "0 in · 0 out"
     picker = find(node, QComboBox, "modelPicker")
     assert picker.isEditable()
@@ -247,7 +247,7 @@ def test_no_provider_error_is_shown_by_the_node(qtbot: Any, make_env: Any) -> No
     env.node.model_choice.provider = None
     env.node.submit("anyone there?")
     qtbot.waitUntil(lambda: env.node.transcript.error_text() is not None, timeout=5000)
-    assert "no chat provider configured" in (env.node.transcript.error_text() or "")
+    assert (env.node.transcript.error_text() or "").startswith("No provider is set up for this node.")
     qtbot.waitUntil(lambda: idle(env), timeout=10_000)  # the user's message shows at the next frame
     assert find(env.node, QPushButton, "sendButton").text() == "Send"
     assert env.node.transcript.message_texts() == ["anyone there?"]
@@ -310,7 +310,7 @@ def test_slash_commands(qtbot: Any, make_env: Any) -> None:
     assert node.system == "You answer in French."
     assert node.to_state().system == "You answer in French."
     node.submit("/cost")
-    assert node.conversation.messages[-1].content.startswith("Cost: n/a")
+    assert node.conversation.messages[-1].content.startswith("Cost: $0.00 over 0 response(s)")
     assert changed
     # The transcript shows every note.
     texts = node.transcript.message_texts()

@@ -41,7 +41,7 @@ def colours(pre_html: str) -> dict[str, set[str]]:
 
 def assistant_view(qtbot: Any, content: str, theme: MarkdownTheme | None = None) -> AssistantMessageView:
     msg = ChatMessage(id="a1", role="assistant", content=content, ts=0)
-    view = AssistantMessageView(msg, theme=theme or MarkdownTheme(), meta_text=lambda m: "")
+    view = AssistantMessageView(msg, theme=theme or MarkdownTheme(), meta_text=lambda m, live: "")
     qtbot.addWidget(view)
     view.sync(msg, live=False)
     view.resize(600, 400)
@@ -114,7 +114,7 @@ def test_each_code_block_has_a_copy_button_that_copies_exactly_the_code(qtbot: A
 
 def test_copy_buttons_follow_streamed_and_replaced_content(qtbot: Any) -> None:
     msg = ChatMessage(id="a1", role="assistant", content="", ts=0)
-    view = AssistantMessageView(msg, theme=MarkdownTheme(), meta_text=lambda m: "")
+    view = AssistantMessageView(msg, theme=MarkdownTheme(), meta_text=lambda m, live: "")
     qtbot.addWidget(view)
     view.resize(600, 400)
     view.show()
@@ -204,7 +204,7 @@ def test_a_long_code_block_streams_in_pieces_within_the_frame_budget(qtbot: Any,
     code = long_code(CODE_PIECE_LINES * 4)
     text = f"Intro.\n\n```python\n{code}\n```\n\nAfter."
     msg = ChatMessage(id="a1", role="assistant", content="", ts=0)
-    view = AssistantMessageView(msg, theme=MarkdownTheme(), meta_text=lambda m: "")
+    view = AssistantMessageView(msg, theme=MarkdownTheme(), meta_text=lambda m, live: "")
     qtbot.addWidget(view)
     view.resize(600, 400)
     view.show()

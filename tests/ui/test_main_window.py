@@ -226,7 +226,7 @@ def test_session_cost_sums_the_nodes(qtbot: Any, open_window: Any, fake: FakePro
     write_settings(config, fake_provider_entry(fake), default="fake", model="gpt-4o-mini")
     window = open_window(project, config)
     label = window.findChild(QLabel, "sessionCostLabel")
-    assert label.text() == "Session n/a"
+    assert label.text() == "Project $0.00"  # no response yet: nothing spent (n/a means "no price")
     second = window.add_node()
     usage = {"input": 100_000, "output": 10_000, "cache_read": 0, "cache_write": 0}
     fake.script(Turn(text="one", usage=usage, model="gpt-4o-mini"), Turn(text="two", usage=usage,
@@ -237,7 +237,7 @@ def test_session_cost_sums_the_nodes(qtbot: Any, open_window: Any, fake: FakePro
     assert [n.cost().usd for n in window.nodes()] == [pytest.approx(0.021), pytest.approx(0.021)]
     cost = window.session_cost()
     assert cost.usd == pytest.approx(0.042) and cost.unpriced == 0 and not cost.estimated
-    assert label.text() == "Session $0.0420"
+    assert label.text() == "Project $0.0420"
 
 
 def test_no_key_reaches_any_file(qtbot: Any, open_window: Any, dirs: Any, memory_keyring: Any,
@@ -303,6 +303,7 @@ def test_view_usage_opens_the_dashboard_on_the_ledger(qtbot: Any, open_window: A
     dialog = window.money.usage_dialog
     assert dialog is not None and dialog.objectName() == "usageDialog"
     qtbot.waitExposed(dialog)
+    qtbot.waitUntil(lambda: dialog.summary is not None, timeout=10_000)  # read on a worker thread
     assert dialog.findChild(QLabel, "monthTotal").text() == "$0.0210"
     action.trigger()  # a second trigger raises the same dialog
     assert window.money.usage_dialog is dialog

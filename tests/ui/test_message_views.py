@@ -28,7 +28,7 @@ def test_assistant_view_announces_its_cards_and_forwards_decisions_on_its_own(qt
     view = AssistantMessageView(
         assistant([awaiting("c1"), ToolCall("c2", "read_file", '{"path": "a"}', status="done")]),
         theme=MarkdownTheme(),
-        meta_text=lambda m: f"meta of {m.id}",
+        meta_text=lambda m, live: f"meta of {m.id}",
     )
     qtbot.addWidget(view)
     created: list[tuple[str, Any]] = []
@@ -105,7 +105,7 @@ def test_meta_formatter_set_on_the_transcript_reaches_built_and_later_views(qtbo
     assert isinstance(view, AssistantMessageView)
     assert view.meta_label.text() == "m-1"  # the default formatter: model and usage
 
-    transcript.meta_text = lambda m: f"custom {m.model}"
+    transcript.meta_text = lambda m, live: f"custom {m.model}"
     conv.messages[-1].model = "m-2"  # a new meta key: the line is formatted again
     transcript.note_event(Done("end_turn", message_id="a1"))
     assert view.meta_label.text() == "custom m-2"

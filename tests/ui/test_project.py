@@ -69,7 +69,8 @@ def test_switching_projects_saves_and_restores(qtbot: Any, open_window: Any, fak
 def test_new_project_in_demo_mode_has_two_nodes(qtbot: Any, open_window: Any, tmp_path: Path) -> None:
     window = open_window(tmp_path / "demo", tmp_path / "c", demo=True)
     assert len(window.nodes()) == 2
-    assert window.windowTitle().endswith("(offline demo)")
+    # The app's name ends the title, so Qt does not add it a second time (its display name).
+    assert window.windowTitle() == "demo (offline demo) — Chat Nodes"
     window.new_project(tmp_path / "another")
     assert len(window.nodes()) == 2
 

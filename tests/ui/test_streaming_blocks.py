@@ -173,7 +173,7 @@ def end_stream(view: AssistantMessageView, msg: ChatMessage) -> None:
 
 def make_view(qtbot: Any, content: str = "") -> tuple[AssistantMessageView, ChatMessage]:
     msg = ChatMessage(id="a1", role="assistant", content=content, ts=0)
-    view = AssistantMessageView(msg, theme=MarkdownTheme(), meta_text=lambda m: "")
+    view = AssistantMessageView(msg, theme=MarkdownTheme(), meta_text=lambda m, live: "")
     qtbot.addWidget(view)
     view.resize(700, 500)
     view.show()

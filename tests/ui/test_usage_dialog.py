@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import datetime as _dt
 import io
+import threading
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -57,6 +59,11 @@ def ledger(tmp_path: Path) -> Path:
     return path
 
 
+def wait_loaded(qtbot: Any, dlg: UsageDialog) -> None:
+    """The ledger is read on a worker thread: wait until the figures are shown."""
+    qtbot.waitUntil(lambda: dlg.summary is not None and not dlg.is_loading(), timeout=10_000)
+
+
 @pytest.fixture
 def dialog(qtbot: Any, ledger: Path) -> UsageDialog:
     dlg = UsageDialog(ledger, clock=lambda: NOW)
@@ -64,6 +71,7 @@ def dialog(qtbot: Any, ledger: Path) -> UsageDialog:
     dlg.resize(900, 720)
     dlg.show()
     qtbot.waitExposed(dlg)
+    wait_loaded(qtbot, dlg)
     return dlg
 
 
@@ -152,6 +160,7 @@ def test_the_chart_folds_small_groups_into_other(qtbot: Any, tmp_path: Path) -> 
         append_record(path, rec((2026, 3, 18, 9), f"model-{i:02d}", "p", "/p", f"n{i}", "t", float(i + 1)))
     dlg = UsageDialog(path, clock=lambda: NOW)
     qtbot.addWidget(dlg)
+    wait_loaded(qtbot, dlg)
     chart = dlg.chart
     assert len(chart.series()) == 8 and chart.series()[-1] == OTHER_LABEL
     assert chart.series()[0] == "model-11"
@@ -177,7 +186,8 @@ def test_export_csv_writes_the_ledger_through_the_file_dialog(dialog: UsageDialo
         return str(dest), filters
 
     monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(fake_save))
-    qtbot.mouseClick(child(dialog, QPushButton, "exportCsvButton"), Qt.MouseButton.LeftButton)
+    with qtbot.waitSignal(dialog.exported, timeout=10_000):
+        qtbot.mouseClick(child(dialog, QPushButton, "exportCsvButton"), Qt.MouseButton.LeftButton)
     assert asked and asked[0].endswith("chatnodes-usage-2026-03-18.csv")
     rows = list(csv.DictReader(io.StringIO(dest.read_text(encoding="utf-8"))))
     assert len(rows) == len(KNOWN)
@@ -185,7 +195,7 @@ def test_export_csv_writes_the_ledger_through_the_file_dialog(dialog: UsageDialo
     assert (rows[-1]["usd"], rows[-1]["node_title"], rows[-1]["project"]) == ("0.5", "Parser v2", "/p/alpha")
     assert rows[3]["usd"] == "" and rows[3]["estimated"] == "true"
     status = child(dialog, QLabel, "usageStatus")
-    assert status.isVisible() and status.text() == f"Exported 7 responses to {dest}"
+    assert status.isVisible() and status.text() == f"Exported 7 rows to {dest}"
 
 
 def test_a_failed_export_is_reported_inline(dialog: UsageDialog, qtbot: Any, monkeypatch: pytest.MonkeyPatch,
@@ -194,7 +204,8 @@ def test_a_failed_export_is_reported_inline(dialog: UsageDialog, qtbot: Any, mon
     blocker.write_text("x")
     monkeypatch.setattr(QFileDialog, "getSaveFileName",
                         staticmethod(lambda *a: (str(blocker / "sub" / "out.csv"), "")))
-    qtbot.mouseClick(dialog.export_button, Qt.MouseButton.LeftButton)
+    with qtbot.waitSignal(dialog.exported, timeout=10_000):
+        qtbot.mouseClick(dialog.export_button, Qt.MouseButton.LeftButton)
     assert dialog.status_label.text().startswith(f"Could not export to {blocker / 'sub' / 'out.csv'}")
 
 
@@ -213,6 +224,7 @@ def test_refresh_picks_up_new_lines_and_damaged_lines_are_reported(dialog: Usage
     with open(ledger, "ab") as fh:
         fh.write(b'{"ts":1')  # torn
     qtbot.mouseClick(child(dialog, QPushButton, "refreshButton"), Qt.MouseButton.LeftButton)
+    wait_loaded(qtbot, dialog)
     assert label(dialog, "todayTotal") == "$1.00"
     status = child(dialog, QLabel, "usageStatus")
     assert status.isVisible()
@@ -223,6 +235,7 @@ def test_refresh_picks_up_new_lines_and_damaged_lines_are_reported(dialog: Usage
 def test_an_empty_ledger_shows_zeros(qtbot: Any, tmp_path: Path) -> None:
     dlg = UsageDialog(tmp_path / "missing" / "usage.jsonl", clock=lambda: NOW)
     qtbot.addWidget(dlg)
+    wait_loaded(qtbot, dlg)
     assert label(dlg, "monthTotal") == "$0.0000" and label(dlg, "todayDetail") == "0 responses"
     assert label(dlg, "unpricedLabel") == "Every response of the last 30 days had a price"
     assert child(dlg, QTableWidget, "topNodesTable").rowCount() == 0
@@ -230,11 +243,50 @@ def test_an_empty_ledger_shows_zeros(qtbot: Any, tmp_path: Path) -> None:
     dlg.grab()
 
 
-def test_the_switch_restacks_what_was_read_and_refresh_reads_again(dialog: UsageDialog, ledger: Path) -> None:
+def test_the_switch_restacks_what_was_read_and_refresh_reads_again(dialog: UsageDialog, ledger: Path,
+                                                                    qtbot: Any) -> None:
     append_record(ledger, rec((2026, 3, 18, 14), "gpt-4o", "openai", "/p/beta", "n2", "Docs", 0.25))
     combo = child(dialog, QComboBox, "groupByCombo")
     combo.setCurrentIndex(combo.findData("provider"))
     assert label(dialog, "todayTotal") == "$0.5000" and dialog.chart.day_totals()[-1] == 0.5
     dialog.refresh()
+    wait_loaded(qtbot, dialog)
     assert label(dialog, "todayTotal") == "$0.7500" and dialog.chart.series() == ["anthropic", "openai"]
     assert dialog.summary is not None and dialog.summary.group_by == "provider"
+
+
+def test_the_ledger_is_read_off_the_gui_thread_with_a_loading_state(qtbot: Any, ledger: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from desktop.core.usage import UsageLedger
+
+    readers: list[int] = []
+    read = UsageLedger.read
+
+    def spy(self: UsageLedger, *args: Any) -> Any:
+        readers.append(threading.get_ident())
+        return read(self, *args)
+
+    monkeypatch.setattr(UsageLedger, "read", spy)
+    dlg = UsageDialog(ledger, clock=lambda: NOW)
+    qtbot.addWidget(dlg)
+    assert dlg.is_loading() and label(dlg, "monthTotal") == "…"  # nothing read on the GUI thread yet
+    assert label(dlg, "usageStatus") == "Loading the usage ledger…"
+    assert not dlg.refresh_button.isEnabled() and not dlg.export_button.isEnabled()
+    with qtbot.waitSignal(dlg.loaded, timeout=10_000):
+        pass
+    assert readers and threading.get_ident() not in readers
+    assert label(dlg, "monthTotal") == "≥ $4.00" and dlg.refresh_button.isEnabled()
+    assert label(dlg, "demoNote") == "Offline demo answers are not recorded here (the demo costs nothing)."
+
+
+def test_the_export_says_what_it_could_not_date_and_what_it_skipped(dialog: UsageDialog, ledger: Path,
+                                                                   qtbot: Any, tmp_path: Path) -> None:
+    with open(ledger, "ab") as fh:
+        fh.write(b"garbage\n")
+    far = rec((2026, 3, 18, 14), "gpt-4o", "openai", "/p/beta", "n2", "Docs", 0.5)
+    append_record(ledger, dataclasses.replace(far, ts=9_999_999_999_999_999))  # year > 9999: no date
+    dest = tmp_path / "out.csv"
+    with qtbot.waitSignal(dialog.exported, timeout=10_000):
+        dialog.export_to(dest)
+    expected = f"Exported 8 rows to {dest}, 1 without a date, 1 damaged line skipped"
+    assert dialog.status_label.text() == expected

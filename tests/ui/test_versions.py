@@ -248,7 +248,7 @@ def test_versions_survive_save_and_reopen(
     saved = data["nodes"][0]["data"]["conversation"]["messages"]
     assert [m["content"] for m in saved] == ["q", "A1"]  # the active path, as today's loader reads it
     window.close()
-    qtbot.waitUntil(lambda: window._shutdown_done, timeout=10_000)
+    qtbot.waitUntil(lambda: window.is_shut_down(), timeout=10_000)
     again = open_window(project, config)
     reopened = again.nodes()[0]
     assert texts(reopened) == ["q", "A1"]

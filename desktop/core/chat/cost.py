@@ -87,7 +87,8 @@ class ConversationCost:
 
     Attributes:
         usd: Sum over the priced assistant messages.
-        estimated: True when no message had a price (also when nothing has usage): show "n/a".
+        estimated: True when no message had a price (also when nothing has usage): show "n/a", or
+            "$0.00" when nothing has usage (``format_cost``).
         unpriced: Assistant messages with usage but no known price: show "≥ $x" when > 0.
         cache_saved: What the priced messages' cache reads saved, in USD, compared with paying the
             uncached input price for those tokens (see ``cache_savings``).
@@ -378,7 +379,10 @@ def conversation_cache_savings(
 
 
 def format_cost(cost: ConversationCost) -> str:
-    """Text of the cost chip: ``"$0.0123"``, ``"n/a"`` (nothing priced) or ``"≥ $0.0123"`` (some unpriced)."""
+    """Text of the cost chip: ``"$0.0123"``, ``"$0.00"`` (no response yet), ``"n/a"`` (responses, none
+    with a known price) or ``"≥ $0.0123"`` (some unpriced)."""
+    if cost.estimated and not cost.unpriced:
+        return "$0.00"  # nothing to price: no response carried usage
     if cost.estimated:
         return "n/a"
     text = f"${cost.usd:.4f}"

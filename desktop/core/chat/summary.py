@@ -6,6 +6,7 @@ only puts the strings on screen.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 
 from .cost import (
@@ -21,8 +22,10 @@ from .export import TokenTotals, token_totals
 from .types import ChatMessage
 
 __all__ = [
+    "CHARS_PER_TOKEN",
     "cost_breakdown",
     "cost_tooltip",
+    "estimate_output_tokens",
     "format_tokens",
     "message_meta",
     "savings_text",
@@ -71,6 +74,8 @@ def savings_text(usd: float | None) -> str:
 def cost_tooltip(cost: ConversationCost) -> str:
     """The cost chip's tooltip: the exact sum, or why there is none or only a lower bound; then,
     on a line of its own, what cache reads saved when that is above zero."""
+    if cost.estimated and not cost.unpriced:
+        return "No response yet"
     if cost.estimated:
         return "No price known for this model (Settings → price overrides)"
     if cost.unpriced:
@@ -81,15 +86,36 @@ def cost_tooltip(cost: ConversationCost) -> str:
     return f"{text}\n{saved}" if saved else text
 
 
+CHARS_PER_TOKEN = 4
+"""About how many characters of English text or code make one token (for estimates only)."""
+
+
+def estimate_output_tokens(msg: ChatMessage) -> int:
+    """A rough count of the tokens ``msg`` holds so far: its text, thinking and tool-call arguments at
+    ``CHARS_PER_TOKEN`` characters a token. What a streamed or stopped answer has produced while the
+    provider has not said (Anthropic reports 1 output token when a stream starts, OpenAI nothing)."""
+    chars = len(msg.content) + len(msg.thinking or "")
+    for call in msg.tool_calls or ():
+        chars += len(call.name) + len(call.args_json)
+    return -(-chars // CHARS_PER_TOKEN)
+
+
 def message_meta(
-    msg: ChatMessage, fallback_model: str | None = None, overrides: Mapping[str, Price] | None = None
+    msg: ChatMessage, fallback_model: str | None = None, overrides: Mapping[str, Price] | None = None,
+    *, live: bool = False,
 ) -> str:
     """The line under a message: model, tokens and, when a price is known, the message's cost.
+
+    While the answer streams (``live``) and after it was stopped, the provider has not reported its
+    output yet: the count is the running estimate (:func:`estimate_output_tokens`, shown ``~1.2k out``,
+    the cost ``~$0.0031``) whenever that is more than the provider said. A finished answer shows the
+    provider's figures.
 
     Args:
         msg: The message.
         fallback_model: Prices a message that does not name its model (the node's model).
         overrides: The user's price overrides.
+        live: The answer is still streaming.
 
     Returns:
         E.g. ``"gpt-4o · 1.2k in · 20 out · $0.0031"``, followed by ``"· cache reads saved $0.0027"``
@@ -99,11 +125,20 @@ def message_meta(
     if msg.model:
         parts.append(msg.model)
     u = msg.usage
+    approx = ""
+    if (live or msg.stopped) and msg.role == "assistant":
+        estimate = estimate_output_tokens(msg)
+        if u is None and estimate:
+            parts.append(f"~{format_tokens(estimate)} out")  # no input count yet: no cost either
+        elif u is not None and estimate > u.output_tokens:
+            u, approx = dataclasses.replace(u, output_tokens=estimate), "~"
+            msg = dataclasses.replace(msg, usage=u)
     if u is not None:
-        parts.append(f"{format_tokens(u.total_input_tokens)} in · {format_tokens(u.output_tokens)} out")
+        output = approx + format_tokens(u.output_tokens)
+        parts.append(f"{format_tokens(u.total_input_tokens)} in · {output} out")
         cost = message_cost(msg, fallback_model, overrides)
         if cost is not None and not cost.estimated:
-            parts.append(f"${cost.usd:.4f}")
+            parts.append(f"{approx}${cost.usd:.4f}")
             saved = savings_text(cache_savings(u, msg.model or fallback_model, overrides))
             if saved:
                 parts.append(saved)

@@ -29,8 +29,8 @@ from desktop.core.attachments import (
     classify,
     classify_bytes,
 )
+from desktop.ui.attachments.images import decode_image, encode_image
 from desktop.ui.attachments.jobs import run_job
-from desktop.ui.images import decode_image, encode_image
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from PySide6.QtGui import QImage
 from desktop.core.attachments import AttachmentRef, AttachmentStore, AttachmentUnavailable
 from desktop.core.chat.attachment_ref import format_size
 from desktop.core.chat.types import MAX_TOOL_IMAGE_BYTES
-from desktop.ui.images import decode_image
+from desktop.ui.attachments.images import decode_image
 
 log = logging.getLogger(__name__)
 

@@ -29,9 +29,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.ui.attachments.images import decode_image
 from desktop.ui.attachments.items import ImageItem, Unreadable
 from desktop.ui.attachments.jobs import run_job
-from desktop.ui.images import decode_image
 
 log = logging.getLogger(__name__)
 

@@ -29,6 +29,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QToolButton, QWidget
 
 from desktop.ui.frames import frame_scheduler, tick_deadline
+from desktop.ui.lifetime import call_later
 from desktop.ui.markdown.colour import COLOUR_SLICE, CodeColourer
 from desktop.ui.markdown.render import render_markdown_blocks
 from desktop.ui.markdown.rich_text import safe_link
@@ -38,7 +39,10 @@ from desktop.ui.markdown.theme import MarkdownTheme, document_css
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MarkdownView", "open_link", "copy_to_clipboard", "document_tables"]
+__all__ = ["COPIED_MS", "MarkdownView", "open_link", "copy_to_clipboard", "document_tables"]
+
+COPIED_MS = 1500
+"""How long a code block's Copy button says "Copied" after a click."""
 
 _COPY_BUTTON_HEIGHT = 20
 """Height of a code block's Copy button: it fits on the block's label line (see ``code_block_html``)."""
@@ -235,6 +239,12 @@ class MarkdownView(QTextBrowser):
     def _copy_code(self, button: QToolButton) -> None:
         if button in self.copy_buttons:
             copy_to_clipboard(self.code_for(button))
+            self._label_copy_button(button, "Copied")  # what the click did, for a moment
+            call_later(button, COPIED_MS, lambda: self._label_copy_button(button, "Copy"))
+
+    def _label_copy_button(self, button: QToolButton, text: str) -> None:
+        button.setText(text)
+        self._place_copy_buttons()  # its width changed: still flush with the block's right edge
 
     def code_for(self, button: QToolButton) -> str:
         """The raw code a Copy button copies."""

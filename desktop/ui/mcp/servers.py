@@ -77,7 +77,7 @@ class McpWindow(QObject):
         if self._start_scheduled or not self._shown:
             return
         self._start_scheduled = True
-        QTimer.singleShot(START_DELAY_MS, self._start)
+        QTimer.singleShot(START_DELAY_MS, self, self._start)
 
     def _start(self) -> None:
         self._start_scheduled = False

@@ -39,8 +39,8 @@ class ProjectBudgetDialog(QDialog):
         self.spin.setSpecialValueText("No budget")
         self.spin.setValue(limit or 0.0)
         form.addRow("Monthly budget", self.spin)
-        note = QLabel(f"Spent in this project this calendar month: ${spent:.2f}. At 80 % the session chip "
-                      "turns amber; at 100 % a send asks before it goes out.", self)
+        note = QLabel(f"Spent in this project this calendar month: ${spent:.2f}. At 80 % the cost chip in "
+                      "the status bar turns amber; at 100 % a send asks before it goes out.", self)
         note.setObjectName("projectSpentLabel")
         note.setWordWrap(True)
         form.addRow(note)

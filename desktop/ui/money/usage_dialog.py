@@ -1,11 +1,14 @@
 """The usage dashboard (View → Usage…): totals, spend per day, top nodes and models, CSV export.
 
 Everything is computed by ``desktop.core.usage`` from the ledger file; this dialog only shows it.
-The ledger is read when the dialog opens and on "Refresh"; the stacking switch only restacks.
+The ledger is read when the dialog opens and on "Refresh", on a worker thread (the first read after an
+upgrade builds the ledger's index: seconds on years of history), with "Loading…" meanwhile; the
+stacking switch only restacks. Export CSV streams the ledger on a worker thread too. Answers of the
+offline demo are not in the ledger, and the dialog says so.
 
 Object names (tests and accessibility): the dialog ``usageDialog``; ``monthTotal``, ``weekTotal``,
 ``todayTotal`` (the amounts) and ``monthDetail``, ``weekDetail``, ``todayDetail`` (responses and
-unpriced counts); ``unpricedLabel``; ``savingsLabel``; ``groupByCombo``; ``usageChart``;
+unpriced counts); ``unpricedLabel``; ``savingsLabel``; ``demoNote``; ``groupByCombo``; ``usageChart``;
 ``topNodesTable``; ``topModelsTable``; ``exportCsvButton``; ``refreshButton``; ``usageStatus``.
 """
 
@@ -17,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -41,17 +44,19 @@ from desktop.core.chat.cost import ConversationCost, format_cost
 from desktop.core.usage import (
     GROUP_BYS,
     PERIODS,
+    CsvExport,
     GroupBy,
     LedgerScan,
     Ranked,
     Totals,
     UsageLedger,
     UsageSummary,
-    export_csv,
     local_now,
     summarize,
     summary_window,
+    write_csv,
 )
+from desktop.ui.lifetime import Outcome, run_in_thread
 
 from .usage_chart import UsageChart
 
@@ -60,6 +65,7 @@ log = logging.getLogger(__name__)
 __all__ = ["UsageDialog", "format_usd", "format_total", "DAYS"]
 
 DAYS = 30
+DEMO_NOTE = "Offline demo answers are not recorded here (the demo costs nothing)."
 _PERIOD_TITLES = {"month": "This month", "week": "This week", "today": "Today"}
 _GROUP_TITLES = {"model": "Model", "provider": "Provider", "project": "Project"}
 
@@ -104,7 +110,14 @@ class UsageDialog(QDialog):
         ledger_path: The ledger (``<config dir>/usage.jsonl``); a missing file shows zeros.
         clock: Returns "now" (local time); tests pass a fixed one.
         parent: Parent widget.
+
+    Signals:
+        loaded(): the ledger was read (on the worker thread) and the figures are shown.
+        exported(): an export finished (the status line says how it went).
     """
+
+    loaded = Signal()
+    exported = Signal()
 
     def __init__(
         self,
@@ -122,6 +135,8 @@ class UsageDialog(QDialog):
         self._summary: UsageSummary | None = None
         self._scan = LedgerScan([])
         self._now = clock()
+        self._busy = False  # the worker is reading or exporting the ledger (it is not shared meanwhile)
+        self._again = False  # a refresh asked for while busy
         self.amount_labels: dict[str, QLabel] = {}
         self.detail_labels: dict[str, QLabel] = {}
 
@@ -138,6 +153,9 @@ class UsageDialog(QDialog):
         notes.addStretch(1)
         notes.addWidget(self.unpriced_label)
         layout.addLayout(notes)
+        self.demo_note = _named(QLabel(DEMO_NOTE), "demoNote")
+        self.demo_note.setEnabled(False)  # muted text
+        layout.addWidget(self.demo_note)
 
         chart_head = QHBoxLayout()
         self.chart_title = QLabel(f"Spend per day, last {DAYS} days, by")
@@ -237,11 +255,48 @@ class UsageDialog(QDialog):
         value = self.group_combo.currentData()
         return value if value in GROUP_BYS else "model"
 
+    def is_loading(self) -> bool:
+        """True while the worker reads or exports the ledger."""
+        return self._busy
+
     def refresh(self) -> None:
-        """Read the ledger again and show it."""
+        """Read the ledger again on a worker thread ("Loading…" meanwhile), then show it (``loaded``)."""
+        if self._busy:
+            self._again = True
+            return
         self._now = self._clock()
-        self._scan = self._ledger.read(*summary_window(self._now, DAYS))
-        self._show()
+        ledger, window = self._ledger, summary_window(self._now, DAYS)
+        self._set_busy("Loading the usage ledger…")
+        if self._summary is None:
+            for period in PERIODS:
+                self.amount_labels[period].setText("…")
+                self.detail_labels[period].setText("Loading…")
+        run_in_thread(self, lambda: ledger.read(*window), self._on_read, name="usage-dashboard")
+
+    def _set_busy(self, text: str) -> None:
+        self._busy = True
+        self.refresh_button.setEnabled(False)
+        self.export_button.setEnabled(False)
+        self.status_label.setText(text)
+        self.status_label.setVisible(True)
+
+    def _done(self) -> None:
+        self._busy = False
+        self.refresh_button.setEnabled(True)
+        self.export_button.setEnabled(True)
+
+    def _on_read(self, outcome: Outcome[LedgerScan]) -> None:
+        self._done()
+        if outcome.value is not None:
+            self._scan = outcome.value
+            self._show()
+        else:  # ``read`` reports an unreadable file as empty: this is a bug, shown rather than raised
+            log.error("reading the usage ledger failed", exc_info=outcome.error)
+            self.status_label.setText(f"Could not read {self._ledger.path}: {outcome.error}")
+        self.loaded.emit()
+        if self._again:
+            self._again = False
+            self.refresh()
 
     def _show(self) -> None:
         """Show the figures of the records read last, stacked as the switch says."""
@@ -295,25 +350,38 @@ class UsageDialog(QDialog):
 
     # --- export ------------------------------------------------------------------------------------
 
-    def export_to(self, dest: Path) -> int:
-        """Write the whole ledger as CSV to ``dest`` and say so in the status line; returns the rows.
+    def export_to(self, dest: Path) -> None:
+        """Write the whole ledger as CSV to ``dest`` on a worker thread; the status line says what was
+        written (rows, rows without a date, damaged lines skipped) or why not; then ``exported``."""
+        if self._busy:
+            return
+        ledger = self._ledger
+        self._set_busy(f"Exporting to {dest}…")
+        run_in_thread(self, lambda: write_csv(ledger, dest), lambda outcome: self._on_exported(dest, outcome),
+                      name="usage-export")
 
-        Raises:
-            OSError: ``dest`` cannot be written.
-        """
-        count = export_csv(self._ledger, dest)
-        self.status_label.setText(f"Exported {_plural(count, 'response')} to {dest}")
+    def _on_exported(self, dest: Path, outcome: Outcome[CsvExport]) -> None:
+        self._done()
+        result, error = outcome.value, outcome.error
+        if result is not None:
+            parts = [f"Exported {_plural(result.rows, 'row')} to {dest}"]
+            if result.undated:
+                parts.append(f"{result.undated:,} without a date")
+            if result.corrupt:
+                parts.append(f"{_plural(result.corrupt, 'damaged line')} skipped")
+            self.status_label.setText(", ".join(parts))
+        else:
+            why = error.strerror or str(error) if isinstance(error, OSError) else str(error)
+            if isinstance(error, OSError):
+                log.warning("usage export to %s failed: %s", dest, why)
+            else:
+                log.error("usage export to %s failed", dest, exc_info=error)
+            self.status_label.setText(f"Could not export to {dest}: {why}")
         self.status_label.setVisible(True)
-        return count
+        self.exported.emit()
 
     def _on_export(self) -> None:
         suggested = str(Path.home() / f"chatnodes-usage-{self._clock().date().isoformat()}.csv")
         name, _ = QFileDialog.getSaveFileName(self, "Export usage as CSV", suggested, "CSV files (*.csv)")
-        if not name:
-            return
-        try:
+        if name:
             self.export_to(Path(name))
-        except OSError as exc:
-            log.warning("usage export to %s failed: %s", name, exc.strerror or exc)
-            self.status_label.setText(f"Could not export to {name}: {exc.strerror or exc}")
-            self.status_label.setVisible(True)

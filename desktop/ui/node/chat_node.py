@@ -411,11 +411,16 @@ class ChatNodeWidget(QWidget):
         transcript.meta_text = self.costs.meta_text
         transcript.decision.connect(self.runs.on_decision)
         transcript.retry_requested.connect(self.retry)
+        transcript.settings_requested.connect(self._open_settings)
         transcript.rendered.connect(self.runs.on_rendered)
         self.versions.connect_transcript(transcript)
         self.attach.connect_transcript(transcript)
         transcript.set_theme(markdown_theme(node_colors(QGuiApplication.palette())))
         transcript.set_conversation(self._conv)
+
+    def _open_settings(self) -> None:
+        if self._services.open_settings is not None:
+            self._services.open_settings()
 
     def after_loading(self) -> None:
         """The node finished loading: its tools get the MCP hub, its models are listed."""

@@ -86,9 +86,10 @@ class NodeCosts:
             self._key = key
         return self._value
 
-    def meta_text(self, msg: ChatMessage) -> str:
-        """The meta line under an answer: model, tokens, cost."""
-        return message_meta(msg, self._node.model_choice.pricing_model(), self._services.price_overrides())
+    def meta_text(self, msg: ChatMessage, live: bool = False) -> str:
+        """The meta line under an answer: model, tokens, cost (a running estimate while ``live``)."""
+        return message_meta(msg, self._node.model_choice.pricing_model(), self._services.price_overrides(),
+                            live=live)
 
     def show(self) -> None:
         """Show the node's tokens, cost and context use (and tell the window the cost changed)."""

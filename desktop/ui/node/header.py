@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
@@ -26,6 +27,7 @@ from desktop.core.chat.export import TokenTotals
 from desktop.core.chat.summary import cost_tooltip, format_tokens, token_chip_text, token_tooltip
 from desktop.core.usage import WARN_FRACTION, ContextUse
 from desktop.ui.node.title import TitleField
+from desktop.ui.theme import KEY_MARK_TIPS, key_mark
 
 __all__ = ["NodeHeader"]
 
@@ -125,19 +127,22 @@ class NodeHeader(QFrame):
         if self.title_edit.text() != title:
             self.title_edit.setText(title)
 
-    def show_providers(self, providers: Sequence[tuple[str, str]], current: str | None) -> None:
+    def show_providers(self, providers: Sequence[tuple[str, str, bool | None]], current: str | None) -> None:
         """Fill the provider picker without emitting ``provider_picked``.
 
         Args:
-            providers: ``(id, label)`` of each configured provider, in order.
+            providers: ``(id, label, has_key)`` of each configured provider, in order; ``has_key`` is
+                None for a provider that needs no key (``theme.key_mark`` shows which).
             current: The provider to select; listed as "(missing)" when it is not configured.
         """
         picker = self.provider_picker
         picker.blockSignals(True)
         try:
             picker.clear()
-            for pid, label in providers:
-                picker.addItem(label, pid)
+            for pid, label, has_key in providers:
+                # A keyless provider gets no mark at all: a blank one would indent the closed picker.
+                picker.addItem(key_mark(has_key) if has_key is not None else QIcon(), label, pid)
+                picker.setItemData(picker.count() - 1, KEY_MARK_TIPS[has_key], Qt.ItemDataRole.ToolTipRole)
             if current and picker.findData(current) < 0:
                 picker.addItem(f"{current} (missing)", current)
             picker.setCurrentIndex(picker.findData(current) if current else -1)

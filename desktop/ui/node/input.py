@@ -1,13 +1,13 @@
-"""The chat node's input box: Enter sends, Shift+Enter inserts a newline, "/" completes commands,
-Up in the empty box edits the last user message. Files dropped on it or pasted into it (copied files,
-or image data: a screenshot) are handed to the node as attachments, never inserted as text;
-Backspace in the empty box takes the last attachment off."""
+"""The chat node's input box: Enter sends, Shift+Enter inserts a newline, "/" completes commands (the
+popup lists each command with its description), Up in the empty box edits the last user message. Files
+dropped on it or pasted into it (copied files, or image data: a screenshot) are handed to the node as
+attachments, never inserted as text; Backspace in the empty box takes the last attachment off."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QMimeData, QStringListModel, Qt, Signal
+from PySide6.QtCore import QMimeData, Qt, Signal
 from PySide6.QtGui import (
     QDragEnterEvent,
     QDragMoveEvent,
@@ -15,9 +15,12 @@ from PySide6.QtGui import (
     QImage,
     QInputMethodEvent,
     QKeyEvent,
+    QPalette,
+    QStandardItem,
+    QStandardItemModel,
     QTextCursor,
 )
-from PySide6.QtWidgets import QAbstractItemView, QCompleter, QPlainTextEdit, QSizePolicy, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QCompleter, QPlainTextEdit, QSizePolicy, QTreeView, QWidget
 
 from desktop.core.chat.commands import COMMAND_HELP
 
@@ -78,15 +81,27 @@ class ChatInput(QPlainTextEdit):
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.document().setDocumentMargin(2)
         self._completer = QCompleter(self)
-        self._model = QStringListModel([name for name, _ in SLASH_COMPLETIONS], self._completer)
+        self._model = QStandardItemModel(0, 2, self._completer)  # the command, then what it does
+        for name, help_text in SLASH_COMPLETIONS:
+            command, description = QStandardItem(name), QStandardItem(help_text)
+            for item in (command, description):
+                item.setToolTip(help_text)
+                item.setEditable(False)
+            self._model.appendRow([command, description])
         self._completer.setModel(self._model)
+        self._completer.setCompletionColumn(0)
+        popup = QTreeView()
+        popup.setObjectName("slashPopup")
+        popup.setHeaderHidden(True)
+        popup.setRootIsDecorated(False)
+        popup.setUniformRowHeights(True)
+        popup.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        popup.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._completer.setPopup(popup)  # after the model: it shows both columns
         self._completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self._completer.setCompletionMode(QCompleter.CompletionMode.PopupCompletion)
         self._completer.setWidget(self)
         self._completer.activated.connect(self._insert_completion)
-        self._popup().setObjectName("slashPopup")
-        for row, (_name, help_text) in enumerate(SLASH_COMPLETIONS):
-            self._model.setData(self._model.index(row), help_text, Qt.ItemDataRole.ToolTipRole)
         self.textChanged.connect(self._fit)
         self.textChanged.connect(self._update_completion)
         self._fit()
@@ -124,7 +139,7 @@ class ChatInput(QPlainTextEdit):
                 return
             index = popup.currentIndex()
             if index.isValid():
-                self._insert_completion(str(index.data()))
+                self._insert_completion(str(index.siblingAtColumn(0).data()))
             else:
                 completion = self._completer.currentCompletion()
                 if completion:
@@ -219,13 +234,25 @@ class ChatInput(QPlainTextEdit):
         if text.startswith("/") and " " not in text and "\n" not in text and self.hasFocus():
             self._completer.setCompletionPrefix(text)
             if self._completer.completionCount() > 0 and text not in {n for n, _ in SLASH_COMPLETIONS}:
+                self._mute_descriptions()
                 rect = self.cursorRect()
-                rect.setWidth(max(220, popup.sizeHintForColumn(0) + 24))
+                names = popup.sizeHintForColumn(0) + 18
+                if isinstance(popup, QTreeView):
+                    popup.setColumnWidth(0, names)
+                rect.setWidth(min(max(280, names + popup.sizeHintForColumn(1) + 24), max(280, self.width())))
                 self._completer.complete(rect)
                 popup.setCurrentIndex(self._completer.completionModel().index(0, 0))
                 return
         if popup.isVisible():
             popup.hide()
+
+    def _mute_descriptions(self) -> None:
+        """The descriptions in the palette's quiet text colour (the scheme may have changed)."""
+        color = self.palette().color(QPalette.ColorRole.PlaceholderText)
+        for row in range(self._model.rowCount()):
+            item = self._model.item(row, 1)
+            if item is not None and item.foreground().color() != color:
+                item.setForeground(color)
 
     def _fit(self) -> None:
         doc_lines = max(1, int(self.document().documentLayout().documentSize().height()))

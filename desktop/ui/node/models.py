@@ -90,8 +90,21 @@ class NodeModelChoice(QObject):
         """Fill both pickers from the settings (no ``changed``)."""
         settings = self._settings()
         current = self.provider or settings.default_provider
-        self._header.show_providers([(p.id, p.name or p.id) for p in settings.providers], current)
+        keyed_of = self._services.keyed_providers
+        keyed = keyed_of() if keyed_of is not None else frozenset()
+        self._header.show_providers(
+            [(p.id, p.name or p.id, (p.id in keyed) if p.needs_key else None) for p in settings.providers],
+            current)
         self._fill_models()
+
+    def pin(self) -> bool:
+        """A send: a node that follows the default provider keeps the one it sends to from now on
+        (saved with the node, so neither a restart nor another default moves it: a node that ran on
+        the offline demo stays on it). True when the node's provider changed."""
+        if self.provider is not None or self._closed:
+            return False
+        self.provider = self.provider_id()
+        return self.provider is not None
 
     def set_model(self, model: str | None) -> None:
         """Pick ``model`` (as ``/model`` does) and emit ``changed``."""

@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # the runtime (asyncio), the cards and the transcript (Markdo
 
     from desktop.core.chat.loop import ApprovalDecision
     from desktop.core.chat.runtime import ChatSendRequest, ChatSendResult
+    from desktop.ui.node.models import NodeModelChoice
     from desktop.ui.node.tools import NodeTools
     from desktop.ui.services import AppServices
     from desktop.ui.transcript.permission_card import CardDecision
@@ -30,7 +31,11 @@ if TYPE_CHECKING:  # the runtime (asyncio), the cards and the transcript (Markdo
 
 log = logging.getLogger(__name__)
 
-__all__ = ["NodeRun", "RunHost"]
+__all__ = ["NO_PROVIDER_TEXT", "NodeRun", "RunHost"]
+
+NO_PROVIDER_TEXT = ("No provider is set up for this node. Add an API key in Settings → Providers, or pick "
+                    "a provider that has one above.")
+"""What a node says when its send had no provider to go to (with an "Open Settings" button)."""
 
 _APPROVALS: dict[CardDecision, ApprovalDecision] = {
     "approve": "approve",
@@ -63,6 +68,8 @@ class RunHost(Protocol):
     def transcript(self) -> Transcript: ...
     @property
     def node_tools(self) -> NodeTools: ...
+    @property
+    def model_choice(self) -> NodeModelChoice: ...
     @property
     def changed(self) -> SignalInstance: ...
     @property
@@ -139,7 +146,12 @@ class NodeRun:
                 self._set_busy(False)
         if error is not None and not self._run_done_seen and not node.is_closed():
             # The early exits (busy, no provider) broadcast no Done: show them here.
-            node.transcript.show_error(error)
+            from desktop.core.chat.runtime import NO_PROVIDER_ERROR  # loaded by the send already
+
+            if error == NO_PROVIDER_ERROR:
+                node.transcript.show_error(NO_PROVIDER_TEXT, settings=True)
+            else:
+                node.transcript.show_error(error)
             node.run_finished.emit("error")
 
     def _set_busy(self, busy: bool) -> None:
@@ -168,6 +180,7 @@ class NodeRun:
         if isinstance(event, ToolCallFinished | Notice):
             node.changed.emit()
         elif isinstance(event, Done):
+            node.model_choice.pin()  # a run went out: the node keeps that provider (saved below)
             self._run_done_seen = True
             self._busy = False
             self._set_busy(self._services.runtime.is_busy(node.node_id))

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from PySide6.QtGui import QColor, QPalette
 
 from desktop.ui.markdown.theme import MarkdownTheme  # light: the renderer loads after the first paint
+from desktop.ui.theme import arrow_image
 
 log = logging.getLogger(__name__)
 
@@ -137,6 +138,15 @@ QLabel#tokenChip, QLabel#costChip {{
     border-radius: 9px; padding: 1px 8px;
 }}
 QLabel#costChip {{ color: {c.text}; font-weight: 600; }}
+QToolButton#toolsButton {{
+    border: 1px solid {c.border}; border-radius: 6px; padding: 3px 22px 3px 10px; background: {c.base};
+    color: {c.text};
+}}
+QToolButton#toolsButton:hover {{ border-color: {c.accent}; }}
+QToolButton#toolsButton::menu-indicator {{
+    image: url("{arrow_image("down", "dark" if QColor(c.base).lightness() < 128 else "light") or ""}");
+    subcontrol-origin: padding; subcontrol-position: center right; right: 7px; width: 9px; height: 9px;
+}}
 QProgressBar#contextMeter {{ border: none; background: {c.chip_bg}; border-radius: 1px; }}
 QProgressBar#contextMeter::chunk {{ background: {c.accent}; border-radius: 1px; }}
 QProgressBar#contextMeter[warning="true"]::chunk {{ background: {c.warn_border}; }}

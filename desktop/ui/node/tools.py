@@ -22,6 +22,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 
+from desktop.ui.lifetime import connect_for
 from desktop.ui.mcp.status import short_status
 
 if TYPE_CHECKING:
@@ -68,6 +69,7 @@ class ToolsHost(Protocol):
     def changed(self) -> SignalInstance: ...
     @property
     def _state(self) -> NodeState: ...  # its saved data keeps ``tools_off``
+    def is_closed(self) -> bool: ...
 
 
 class NodeTools(QObject):
@@ -98,8 +100,9 @@ class NodeTools(QObject):
             return
         self._hub = hub
         hub.set_tools_off(self._node.node_id, self._off)
-        hub.signals.servers_changed.connect(self._update_button)
-        hub.signals.status_changed.connect(lambda _s: self._update_button())
+        # The hub outlives the node (a closed node, another project): the connections end with it.
+        connect_for(self, hub.signals.servers_changed, self._update_button)
+        connect_for(self, hub.signals.status_changed, lambda _status: self._update_button())
         self._update_button()
 
     # -- what is switched off ----------------------------------------------------------------------
@@ -135,7 +138,7 @@ class NodeTools(QObject):
         hub = self._hub
         builtin = hub.builtin_names() if hub is not None else []
         if builtin:
-            menu.addSection("Built-in")
+            _heading(menu, "Built-in tools")
             for name in builtin:
                 self._check(menu, name, name, f"builtin:{name}")
         statuses = hub.statuses() if hub is not None else {}
@@ -143,7 +146,9 @@ class NodeTools(QObject):
             # Here, not at import time: the hub's module brings asyncio (loaded once a hub exists).
             from desktop.ui.mcp_hub import server_key
 
-            menu.addSection("MCP servers")
+            if builtin:
+                menu.addSeparator()
+            _heading(menu, "MCP servers")
             tools_by_server: dict[str, list[McpToolInfo]] = {}
             manager = hub.manager
             if manager is not None:
@@ -203,10 +208,14 @@ class NodeTools(QObject):
         try:
             await hub.wait_for_node(self._node.node_id)
         except asyncio.CancelledError:
-            header.show_tools_status(None)
+            if not self._node.is_closed():  # a closed node's widgets are being deleted: leave them
+                header.show_tools_status(None)
             raise
         finally:
-            button.clicked.disconnect(stop_waiting)
+            if not self._node.is_closed():
+                button.clicked.disconnect(stop_waiting)
+        if self._node.is_closed():
+            return
         late = hub.starting_for(self._node.node_id)
         header.show_tools_status(
             "Sent without the tools of MCP servers still starting: " + ", ".join(late) if late else None
@@ -261,6 +270,16 @@ class NodeTools(QObject):
     def project_folder(self) -> Path | None:
         """The open project's folder, where ``write_file`` writes (the card compares the file there)."""
         return self._hub.project_dir() if self._hub is not None else None
+
+
+def _heading(menu: QMenu, text: str) -> None:
+    """A group's title in the menu: a disabled bold entry (``addSection`` draws a bare separator
+    instead of its text once a style sheet styles the menu)."""
+    action = menu.addAction(text)
+    action.setEnabled(False)
+    font = action.font()
+    font.setBold(True)
+    action.setFont(font)
 
 
 def attach_node_tools(node: ToolsHost, services: AppServices) -> NodeTools:

@@ -43,6 +43,12 @@ class SettingsContext(Protocol):
     def save_settings(self, settings: Settings) -> None:
         """Validate, save and adopt ``settings`` (raises ``SettingsError`` or ``OSError``)."""
 
+    def keyed_providers(self) -> frozenset[str]:
+        """The providers a key is found for (environment or key store)."""
+
+    def keys_changed(self) -> None:
+        """Keys were stored or removed: what depends on them looks again."""
+
 
 def mask_key(key: str) -> str:
     """``••••••••abcd``: the key's last 4 characters behind a fixed-width mask (never the whole key)."""

@@ -243,6 +243,7 @@ class SettingsDialog(QDialog):
             except ValueError as exc:
                 failures.append(f"{pid}: {exc}")
         keys.pending.clear()
+        self.context.keys_changed()  # the default provider, the welcome banner, the marks follow
         if failures:
             self._show_error("Some keys were not stored: " + "; ".join(failures))
             return

@@ -64,7 +64,7 @@ class GeneralPage(QWidget):
         self.budget_spin.setSpecialValueText("No budget")
         self.budget_spin.setToolTip(
             "App-wide monthly budget (calendar month, every project), counted from the usage ledger. "
-            "At 80 % the session chip turns amber; at 100 % a send asks before it goes out."
+            "At 80 % the cost chip in the status bar turns amber; at 100 % a send asks before it goes out."
         )
         form.addRow("Monthly budget", self.budget_spin)
 

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.settings import Settings
+from desktop.ui.lifetime import connect_for
 from desktop.ui.mcp.status import short_status
 from desktop.ui.mcp_hub import SETTINGS_KEY, McpHub, write_app_servers
 from desktop.ui.settings.mcp_form import McpServerDialog
@@ -131,9 +132,9 @@ class McpPage(QWidget):
         self.result_label.setWordWrap(True)
         self.result_label.setTextFormat(Qt.TextFormat.PlainText)
         root.addWidget(self.result_label)
-        if hub is not None:
-            hub.signals.status_changed.connect(lambda _s: self.refresh())
-            hub.signals.servers_changed.connect(self.refresh)
+        if hub is not None:  # the hub outlives the dialog: the connections end with this page
+            connect_for(self, hub.signals.status_changed, lambda _status: self.refresh())
+            connect_for(self, hub.signals.servers_changed, self.refresh)
         self.refresh()
 
     def _button(self, text: str, name: str, slot: Any, box: QVBoxLayout) -> QPushButton:

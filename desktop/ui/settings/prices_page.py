@@ -1,4 +1,5 @@
-"""The Prices tab: the user's price overrides (USD per million tokens), validated on OK."""
+"""The Prices tab: the user's price overrides (USD per million tokens, editable, validated on OK) above
+the built-in prices (read-only, with a filter; double-click one to override it)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QLineEdit,
     QPushButton,
     QTableWidget,
     QTableWidgetItem,
@@ -19,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.core.chat.cost import DEFAULT_PRICES, price_source
+from desktop.core.chat.cost import DEFAULT_PRICES, Price, price_source
 from desktop.core.settings import Settings
 
 __all__ = ["PRICE_COLUMNS", "PricesPage"]
@@ -29,7 +31,9 @@ _PRICE_KEYS = ("input", "output", "cache_read", "cache_write")
 
 
 class PricesPage(QWidget):
-    """A table of price overrides: one row per model id or prefix (``docs/PRICES.md``).
+    """A table of price overrides (``priceOverridesTable``): one row per model id or prefix
+    (``docs/PRICES.md``); below it the built-in prices (``builtinPricesTable``, read-only) and their
+    filter (``priceFilterEdit``, which filters both tables).
 
     Args:
         parent: The dialog.
@@ -51,18 +55,18 @@ class PricesPage(QWidget):
         self.source_label.setObjectName("priceSourceLabel")
         self.source_label.setWordWrap(True)
         self.source_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
-        layout.addWidget(self.source_label)
-        self.price_table = QTableWidget(0, len(PRICE_COLUMNS), self)
-        self.price_table.setObjectName("priceOverridesTable")
-        self.price_table.setHorizontalHeaderLabels(list(PRICE_COLUMNS))
-        header = self.price_table.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for col in range(1, len(PRICE_COLUMNS)):
-            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
-        self.price_table.verticalHeader().setVisible(False)
-        self.price_table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.price_table.setAlternatingRowColors(True)
-        layout.addWidget(self.price_table, 1)
+        self.filter_edit = QLineEdit(self)
+        self.filter_edit.setObjectName("priceFilterEdit")
+        self.filter_edit.setPlaceholderText("Filter models…")
+        self.filter_edit.setClearButtonEnabled(True)
+        self.filter_edit.textChanged.connect(self.apply_filter)
+        top = QHBoxLayout()
+        top.addWidget(self.source_label, 1)
+        top.addWidget(self.filter_edit)
+        layout.addLayout(top)
+        layout.addWidget(_heading("Your prices (they win over the built-in ones)", self))
+        self.price_table = _price_table("priceOverridesTable", self)
+        layout.addWidget(self.price_table, 2)
         row = QHBoxLayout()
         add = QPushButton("Add row", self)
         add.setObjectName("addPriceButton")
@@ -74,7 +78,45 @@ class PricesPage(QWidget):
         row.addWidget(remove)
         row.addStretch(1)
         layout.addLayout(row)
+        layout.addWidget(_heading("Built-in prices (double-click one to override it)", self))
+        self.builtin_table = _price_table("builtinPricesTable", self)
+        self.builtin_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.builtin_table.setShowGrid(False)  # read-only: a plain list, not cells to fill in
+        self.builtin_table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 10)
+        self._fill_builtin()
+        self.builtin_table.cellDoubleClicked.connect(self._override_builtin)
+        layout.addWidget(self.builtin_table, 3)
 
+    def _fill_builtin(self) -> None:
+        table = self.builtin_table
+        prices = sorted(DEFAULT_PRICES.items())
+        table.setRowCount(len(prices))
+        for row, (name, price) in enumerate(prices):
+            table.setItem(row, 0, QTableWidgetItem(name))
+            for col, value in enumerate(_values(price), start=1):
+                item = QTableWidgetItem("" if value is None else f"{value:g}")
+                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                table.setItem(row, col, item)
+
+    def apply_filter(self, text: str) -> None:
+        """Show only the rows of both tables whose model or prefix contains ``text`` (any case)."""
+        needle = text.strip().lower()
+        for table in (self.price_table, self.builtin_table):
+            for row in range(table.rowCount()):
+                item = table.item(row, 0)
+                name = item.text().lower() if item is not None else ""
+                table.setRowHidden(row, bool(needle) and needle not in name)
+
+    def _override_builtin(self, row: int, _column: int) -> None:
+        """Copy a built-in price into the overrides, to be edited there."""
+        cells = [self.builtin_table.item(row, c) for c in range(len(PRICE_COLUMNS))]
+        texts = [c.text() if c is not None else "" for c in cells]
+        values = [float(t) if t else None for t in texts[1:]]
+        new = self.add_price_row(texts[0], *values)
+        self.price_table.setCurrentCell(new, 1)
+        item = self.price_table.item(new, 1)
+        if item is not None:
+            self.price_table.editItem(item)
     def load(self, settings: Settings) -> None:
         """Show the price overrides of ``settings`` (one row each)."""
         self.price_table.setRowCount(0)
@@ -146,6 +188,32 @@ class PricesPage(QWidget):
             if len(entry) >= 2 and "input" in entry and "output" in entry:
                 out[prefix] = entry
         return out
+
+
+def _values(price: Price) -> tuple[float | None, ...]:
+    return price.input, price.output, price.cache_read, price.cache_write
+
+
+def _heading(text: str, parent: QWidget) -> QLabel:
+    label = QLabel(text, parent)
+    font = label.font()
+    font.setBold(True)
+    label.setFont(font)
+    return label
+
+
+def _price_table(name: str, parent: QWidget) -> QTableWidget:
+    table = QTableWidget(0, len(PRICE_COLUMNS), parent)
+    table.setObjectName(name)
+    table.setHorizontalHeaderLabels(list(PRICE_COLUMNS))
+    header = table.horizontalHeader()
+    header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+    for col in range(1, len(PRICE_COLUMNS)):
+        header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+    table.verticalHeader().setVisible(False)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.setAlternatingRowColors(True)
+    return table
 
 
 def _mark_bad(item: QTableWidgetItem | None) -> None:

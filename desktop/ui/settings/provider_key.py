@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from PySide6.QtCore import QRect, Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QCheckBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
 
@@ -68,6 +69,12 @@ class KeyField:
         self.status.setObjectName("keyStatusLabel")
         self.status.setWordWrap(True)
         self.status.setMinimumWidth(320)
+        # Two lines kept whatever it says ("Or set $… in the environment." wraps, "New key: …" does not),
+        # so the rows below (Test connection) stay put while a key is typed.
+        two_lines = self.status.fontMetrics().boundingRect(QRect(0, 0, 4000, 4000), Qt.TextFlag.TextWordWrap,
+                                                           "Ag\nAg")
+        self.status.setMinimumHeight(two_lines.height())
+        self.status.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         self.status.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         form.addRow("", self.status)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import re
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -40,6 +40,7 @@ from desktop.core.settings import (
 from desktop.ui.settings.common import KeyEdits, SettingsContext
 from desktop.ui.settings.local_detect import LocalDetect
 from desktop.ui.settings.provider_key import KeyField
+from desktop.ui.theme import KEY_MARK_TIPS, key_mark
 
 __all__ = ["ProvidersPage"]
 
@@ -87,6 +88,7 @@ class ProvidersPage(QWidget):
         self.provider_list = QListWidget(self)
         self.provider_list.setObjectName("providerList")
         self.provider_list.setFixedWidth(200)
+        self.provider_list.setIconSize(QSize(16, 16))  # the key marks (``theme.key_mark``)
         self.provider_list.currentRowChanged.connect(self._on_provider_selected)
         left.addWidget(self.provider_list, 1)
         row = QHBoxLayout()
@@ -140,6 +142,8 @@ class ProvidersPage(QWidget):
         self.key_field = KeyField(host, form, self.context, self.keys, lambda: self.current,
                                   lambda: self._loading)
         key = self.key_field
+        key.edit.textEdited.connect(self.refresh_marks)  # after the field took the key in
+        key.clear_button.clicked.connect(self.refresh_marks)
         self.key_edit, self.clear_key_button, self.key_error = key.edit, key.clear_button, key.error
         self.session_only_check, self.key_status = key.session_only_check, key.status
 
@@ -178,15 +182,37 @@ class ProvidersPage(QWidget):
             for p in self._settings.providers:
                 item = QListWidgetItem(p.name, self.provider_list)
                 item.setData(Qt.ItemDataRole.UserRole, p.id)
-                item.setToolTip(f"{p.name} ({p.api}) — {p.base_url}")
         finally:
             self._loading = False
+        self.refresh_marks()
         self.providers_changed.emit()
         if select is not None:
             for i in range(self.provider_list.count()):
                 if self.provider_list.item(i).data(Qt.ItemDataRole.UserRole) == select:
                     self.provider_list.setCurrentRow(i)
                     break
+
+    def has_key(self, provider_id: str) -> bool | None:
+        """Whether ``provider_id`` has a key as edited here (a key typed, or one found and not
+        forgotten); None when it needs none."""
+        p = self._settings.provider(provider_id)
+        if p is None or not p.needs_key:
+            return None
+        if provider_id in self.keys.pending:
+            return True
+        return provider_id in self.context.keyed_providers() and provider_id not in self.keys.deleted
+
+    def refresh_marks(self) -> None:
+        """Mark each provider of the list with whether it has a key (``theme.key_mark``)."""
+        for i in range(self.provider_list.count()):
+            item = self.provider_list.item(i)
+            p = self._settings.provider(item.data(Qt.ItemDataRole.UserRole))
+            if p is None:
+                continue
+            state = self.has_key(p.id)
+            item.setIcon(key_mark(state))
+            item.setData(Qt.ItemDataRole.AccessibleDescriptionRole, KEY_MARK_TIPS[state])
+            item.setToolTip(f"{p.name} ({p.api}) — {p.base_url}\n{KEY_MARK_TIPS[state]}")
 
     def provider_ids(self) -> list[str]:
         """Ids of the providers listed, in order."""
@@ -327,7 +353,9 @@ class ProvidersPage(QWidget):
         if api in ("openai", "anthropic"):
             p.api = api
         p.base_url = self.base_url_edit.text().strip()
-        p.needs_key = self.needs_key_check.isChecked()
+        if p.needs_key != self.needs_key_check.isChecked():
+            p.needs_key = self.needs_key_check.isChecked()
+            self.refresh_marks()
         p.key_env = self.key_env_edit.text().strip() or None
         p.models = [m.strip() for m in self.models_edit.text().split(",") if m.strip()]
         self.providers_changed.emit()

@@ -60,7 +60,8 @@ class AssistantMessageView(MessageView):
 
     Attributes:
         theme: the Markdown theme the body is rendered with (change it with ``set_theme``).
-        meta_text: formats the meta line under the message (model, tokens, cost).
+        meta_text: formats the meta line under the message (model, tokens, cost) from the message and
+            whether it is still streaming (then the output is a running estimate).
         cards: the tool cards shown, by call id.
     """
 
@@ -72,7 +73,7 @@ class AssistantMessageView(MessageView):
         msg: ChatMessage,
         *,
         theme: MarkdownTheme,
-        meta_text: Callable[[ChatMessage], str],
+        meta_text: Callable[[ChatMessage, bool], str],
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(msg, parent)
@@ -120,8 +121,7 @@ class AssistantMessageView(MessageView):
         self.copy_button.setCursor(Qt.CursorShape.PointingHandCursor)
         self.copy_button.clicked.connect(self.copy_message)
         meta.addWidget(self.stopped_label)
-        meta.addWidget(self.meta_label)
-        meta.addStretch(1)
+        meta.addWidget(self.meta_label, 1)  # all the room there is: it wraps only when the row is full
         meta.addWidget(self._make_actions())
         meta.addWidget(self.copy_button)
         lay.addLayout(meta)
@@ -150,10 +150,12 @@ class AssistantMessageView(MessageView):
         stopped = msg.stopped
         if stopped != self.stopped_label.isVisible():
             self.stopped_label.setVisible(stopped)
-        meta_key = (msg.model, msg.usage, live)
+        # While streaming the line counts the output as it grows (about every 16 tokens).
+        grown = (len(msg.content) + len(msg.thinking or "")) // 64 if live or stopped else 0
+        meta_key = (msg.model, msg.usage, live, stopped, grown)
         if meta_key != self._meta_key:
             self._meta_key = meta_key
-            self.meta_label.setText(self.meta_text(msg) if not live or msg.usage else "")
+            self.meta_label.setText(self.meta_text(msg, live))
         self.copy_button.setVisible(bool(msg.content) and not live)
 
     def _sync_body(self, content: str, live: bool, deadline: float | None = None) -> None:

@@ -60,7 +60,7 @@ class MessageViews:
         self._created = created
         self._call_changed = call_changed
         self.theme = MarkdownTheme()
-        self._meta_text: Callable[[ChatMessage], str] = message_meta
+        self._meta_text: Callable[[ChatMessage, bool], str] = _meta
         self.views: dict[str, MessageView] = {}
         self.cards: dict[str, tuple[ToolCard, AssistantMessageView]] = {}
         self.owned_calls: set[str] = set()
@@ -141,12 +141,12 @@ class MessageViews:
                 view.set_theme(theme)
 
     @property
-    def meta_text(self) -> Callable[[ChatMessage], str]:
+    def meta_text(self) -> Callable[[ChatMessage, bool], str]:
         """Formats the meta line under an assistant message (model, tokens, cost)."""
         return self._meta_text
 
     @meta_text.setter
-    def meta_text(self, formatter: Callable[[ChatMessage], str]) -> None:
+    def meta_text(self, formatter: Callable[[ChatMessage, bool], str]) -> None:
         self._meta_text = formatter
         for view in self.views.values():
             if isinstance(view, AssistantMessageView):
@@ -157,3 +157,8 @@ class MessageViews:
         self.views.clear()
         self.cards.clear()
         self.tool_images.clear()
+
+
+def _meta(msg: ChatMessage, live: bool) -> str:
+    """The meta line without a node's model or price overrides (a transcript on its own)."""
+    return message_meta(msg, live=live)

@@ -63,6 +63,7 @@ class Transcript(QScrollArea):
             (``desktop.ui.transcript.permission_card``: ``approve``, ``deny`` or ``always``); the
             owner answers ``mark_decided``.
         retry_requested(): the error row's Retry button was clicked.
+        settings_requested(): the error row's "Open Settings" button was clicked.
         rendered(): a flush changed what is shown.
         message_action(str, str, str): ``(action, message_id, argument)`` from a message's action
             row (``desktop.ui.transcript.actions``); the node applies it.
@@ -75,6 +76,7 @@ class Transcript(QScrollArea):
 
     decision = Signal(str, str)
     retry_requested = Signal()
+    settings_requested = Signal()
     rendered = Signal()
     message_action = Signal(str, str, str)
     view_created = Signal(object)
@@ -100,6 +102,7 @@ class Transcript(QScrollArea):
         self._vbox, self._older, self.error_row, self._empty = content_rows(self._content)
         self._older.linkActivated.connect(lambda _l: self.load_older())
         self.error_row.retry_clicked.connect(self.retry_requested)
+        self.error_row.settings_clicked.connect(self.settings_requested)
         self.setWidget(self._content)
         self._messages = MessageViews(  # the message widgets, their cards, the decisions (messages.py)
             self._content, self._view_width, decision=self.decision, action=self.message_action,
@@ -145,7 +148,7 @@ class Transcript(QScrollArea):
         self._follow = True
         self.scroll_to_bottom()
         if self._start > 0:
-            QTimer.singleShot(0, self._fill_viewport)
+            QTimer.singleShot(0, self, self._fill_viewport)
 
     def _build_pending(self) -> None:
         """Build the message widgets ``set_conversation`` left for later."""
@@ -315,9 +318,9 @@ class Transcript(QScrollArea):
         self._pages.place(view, shown=self._content.isVisible())
         self._window.prepend(view)
 
-    def show_error(self, text: str) -> None:
-        """Show the error row with ``text``."""
-        self.error_row.set_error(text)
+    def show_error(self, text: str, *, settings: bool = False) -> None:
+        """Show the error row with ``text`` (and "Open Settings" when ``settings``)."""
+        self.error_row.set_error(text, settings=settings)
         self.error_row.setVisible(True)
         if self._follow:
             self.scroll_to_bottom()
@@ -341,12 +344,12 @@ class Transcript(QScrollArea):
             self._messages.set_theme(theme)
 
     @property
-    def meta_text(self) -> Callable[[ChatMessage], str]:
+    def meta_text(self) -> Callable[[ChatMessage, bool], str]:
         """Formats the meta line under an assistant message (model, tokens, cost)."""
         return self._messages.meta_text
 
     @meta_text.setter
-    def meta_text(self, formatter: Callable[[ChatMessage], str]) -> None:
+    def meta_text(self, formatter: Callable[[ChatMessage, bool], str]) -> None:
         self._messages.meta_text = formatter
 
     def scroll_to_bottom(self) -> None:
@@ -411,18 +414,18 @@ class Transcript(QScrollArea):
         settle()  # the scroll range is only right once the layouts have run
         if self.verticalScrollBar().maximum() == 0 and self._start > 0:
             self.load_older()  # a frame's budget of them; then look again
-            QTimer.singleShot(0, self._fill_viewport)
+            QTimer.singleShot(0, self, self._fill_viewport)
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
         """A taller view may need older messages to be filled."""
         super().resizeEvent(event)
         if self._start > 0 and event.size().height() > event.oldSize().height():
-            QTimer.singleShot(0, self._fill_viewport)
+            QTimer.singleShot(0, self, self._fill_viewport)
 
     def _on_range_changed(self, _lo: int, hi: int) -> None:
         keep_gutter(self, idle=hi == 0)
         if hi == 0 and self._start > 0:
-            QTimer.singleShot(0, self._fill_viewport)
+            QTimer.singleShot(0, self, self._fill_viewport)
         bar = self.verticalScrollBar()
         if self._anchor_from_bottom is not None:
             bar.setValue(max(0, hi - self._anchor_from_bottom))

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QMenu, QMenuBar, QSizePolicy,
 
 __all__ = [
     "ActionSlots", "StatusLabels", "WindowActions", "build_status_bar", "build_toolbar", "display_path",
-    "fill_menu_bar", "fit_to_screen", "make_action",
+    "fill_menu_bar", "fit_to_screen", "make_action", "open_folder",
 ]
 
 #: A menu: its title and its actions, None for a separator.
@@ -242,6 +242,14 @@ def display_path(path: Path) -> str:
         return "~/" + path.relative_to(Path.home()).as_posix()
     except ValueError:
         return str(path)
+
+
+def open_folder(folder: Path) -> bool:
+    """Show ``folder`` in the system's file manager; False when no application took it."""
+    from PySide6.QtCore import QUrl
+    from PySide6.QtGui import QDesktopServices
+
+    return QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
 
 
 def show_about_box(window: QMainWindow) -> None:

@@ -20,13 +20,29 @@ from PySide6.QtCore import QObject, Signal
 
 if TYPE_CHECKING:
     import asyncio
+    from pathlib import Path
+
+    from desktop.ui.banner import Banner
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ErrorReporter", "SUMMARY_LIMIT"]
+__all__ = ["ErrorReporter", "SUMMARY_LIMIT", "error_banner"]
 
 SUMMARY_LIMIT = 300
 """The longest exception summary shown in the banner (longer ones end with "…")."""
+
+def error_banner(show_banner: Callable[..., Banner], summary: str, log_file: Path | None,
+                 open_folder: Callable[[Path], object]) -> Banner:
+    """Show the error banner (``errorBanner``) for ``summary``: the app keeps running, the details are
+    in the log file (named, with "Open log folder", when there is one)."""
+    where = "details are in the log" + (f" file {log_file}" if log_file is not None else "")
+    banner = show_banner(f"Something went wrong: {summary}. The app keeps running; {where}.",
+                         kind="error", object_name="errorBanner")
+    if log_file is not None:
+        folder = log_file.parent
+        banner.add_action("Open log folder", lambda: open_folder(folder), object_name="openLogFolderButton")
+    return banner
+
 
 _ExcHook = Callable[[type[BaseException], BaseException, TracebackType | None], Any]
 _LoopHandler = Callable[["asyncio.AbstractEventLoop", dict[str, Any]], object]

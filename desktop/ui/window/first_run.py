@@ -4,9 +4,12 @@ Without a usable provider the window shows the welcome banner (``welcomeBanner``
 the offline demo) and probes the keyless local servers in the background (the core's
 ``probe_local_servers``: Ollama, LM Studio, llama.cpp, vLLM, all at once, 300 ms each; start-up never
 waits for it): each that answers gets a "Use … (found on this computer)" button, which adds it to the
-settings with its models and context lengths and makes it the default. Choosing a provider (a local
-server, the demo, or the settings dialog's OK) reloads every node's providers; switching to the demo
-also moves the idle nodes whose own provider does not work onto it.
+settings with its models and context lengths and makes it the default. A provider is usable when the
+default works or, failing that, any provider has a key (``AppContext.effective_settings`` makes that
+one the default), so the banner follows the keys there are: gone once a key is stored, back when the
+last one is removed. Choosing a provider (a local server, the demo, or the settings dialog's OK)
+reloads every node's providers; switching to the demo also moves the idle nodes whose own provider
+does not work onto it.
 """
 
 from __future__ import annotations
@@ -67,14 +70,18 @@ class FirstRun:
     def __init__(self, window: FirstRunHost) -> None:
         self._window = window
         self._keep_filled: KeepNodesFilled | None = None
+        self._checked = False
         self.probe_task: asyncio.Task[Any] | None = None
         self.local_ports: Mapping[str, int] | None = None
 
     def check(self) -> None:
         """Without a usable provider, show the welcome banner and probe local servers."""
+        self._checked = True
+        if not self._window.context.has_usable_provider():
+            self._welcome()
+
+    def _welcome(self) -> None:
         window = self._window
-        if window.context.has_usable_provider():
-            return
         banner = window.show_banner(
             "Welcome to Chat Nodes! No provider is set up yet: add an API key in Settings, "
             "or try the offline demo (no key, no network).",
@@ -142,10 +149,12 @@ class FirstRun:
         store = window.store
         if store is not None:
             store.history_cap_bytes = context.effective_settings().history_cap_bytes
-        if context.has_usable_provider():
-            banner = window.banner_area.find("welcomeBanner")
-            if banner is not None:
-                banner.dismiss()
+        welcome = window.banner_area.find("welcomeBanner")
+        if context.has_usable_provider():  # a key stored (keyring or environment), a local server...
+            if welcome is not None:
+                welcome.dismiss()
+        elif welcome is None and self._checked:  # the last key was removed
+            self._welcome()
         for node in list(window.nodes()):
             node.reload_settings()
         offer = context.demo_offer

@@ -6,7 +6,7 @@ project, autosave, save, export), the money dialogs (``desktop.ui.money.dialogs`
 (``chrome.WindowActions``: actions, menus, toolbar, status bar), the first run (``first_run.FirstRun``:
 welcome banner, local servers, the offline demo) and, once ``desktop.app`` installs it, the error
 reporter (``error_reporter.ErrorReporter``). It connects them to each other (a node's cost change
-updates the session chip) and shuts everything down when it closes.
+updates the cost chip) and shuts everything down when it closes.
 """
 
 from __future__ import annotations
@@ -22,14 +22,22 @@ from PySide6.QtWidgets import QMainWindow, QMdiArea, QMdiSubWindow, QVBoxLayout,
 
 from desktop.ui.banner import Banner, BannerArea, BannerKind
 from desktop.ui.money.dialogs import MoneyDialogs
-from desktop.ui.money.session_chip import show_session, sum_costs
-from desktop.ui.window.chrome import ActionSlots, WindowActions, display_path, fit_to_screen, show_about_box
-from desktop.ui.window.error_reporter import ErrorReporter
+from desktop.ui.money.session_chip import count_ledger, show_session, sum_costs
+from desktop.ui.window.chrome import (
+    ActionSlots,
+    WindowActions,
+    display_path,
+    fit_to_screen,
+    open_folder,
+    show_about_box,
+)
+from desktop.ui.window.error_reporter import ErrorReporter, error_banner
 from desktop.ui.window.first_run import FirstRun
 from desktop.ui.window.import_flow import ImportFlow
 from desktop.ui.window.navigation import Navigation
 from desktop.ui.window.node_area import NodeArea
 from desktop.ui.window.project_controller import ProjectController
+from desktop.ui.window.shutdown import WindowShutdown
 
 if TYPE_CHECKING:
     import asyncio
@@ -78,10 +86,10 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("Chat Nodes")
         fit_to_screen(self, 1320, 840)
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._shutdown_done = False
-        self._shutdown_task: asyncio.Task[Any] | None = None
+        self.shutdown = WindowShutdown(self)  # shutdown.py
         self._tile_on_show = False
         self._first_run_checked = False
+        self._ledger_counted = False  # this month of the usage ledger, first counted off the GUI thread
         self._error_reporter: ErrorReporter | None = None
         self.first_run = FirstRun(self)  # welcome, local servers, the demo (first_run.py)
         self.settings_dialog: SettingsDialog | None = None
@@ -119,6 +127,7 @@ class MainWindow(QMainWindow):
             show_app_budget=lambda: self.open_settings().show_budget())
         self.projects.open_budget_settings = self.money.open_budget_settings
         self.imports = ImportFlow(self, self)  # File → Import… (import_flow.py)
+        self.projects.open_settings = self.open_settings
         self.projects.saved.connect(self.saved)
         self.node_area.cost_changed.connect(self._update_cost)
         self.node_area.nodes_changed.connect(self._update_cost)
@@ -157,12 +166,15 @@ class MainWindow(QMainWindow):
         if context.settings_error:
             self.show_banner(context.settings_error, kind="warning", object_name="settingsErrorBanner")
         self.update_title()
+        context.bridge.usage_unsaved.connect(self._on_usage_unsaved)
         context.after_load(self._on_services_loaded)
 
     def _on_services_loaded(self) -> None:
         """The context's deferred services are loaded: finish the nodes, then the first-run check."""
+        for node in self.nodes():  # the key store is read now: the default may be another provider
+            node.model_choice.reload()
         self.node_area.finish_loading()
-        self._update_cost()
+        count_ledger(self, self.context.config_dir, self._on_ledger_counted)  # off the GUI thread
         self._maybe_check_first_run()
 
     @property
@@ -288,10 +300,14 @@ class MainWindow(QMainWindow):
         show_session(self.cost_label, self.session_cost() if nodes else None,
                      self.budget_check() if nodes else None)
 
+    def _on_ledger_counted(self) -> None:
+        self._ledger_counted = True
+        self._update_cost()
+
     def budget_check(self) -> BudgetCheck | None:
         """The tightest monthly budget (app-wide or this project's) and where it stands, or None (also
-        until the context's services, the usage ledger among them, are loaded)."""
-        if self._context is None or not self._context.services_loaded:
+        until the context's services are loaded and the ledger was first counted on a worker thread)."""
+        if self._context is None or not self._context.services_loaded or not self._ledger_counted:
             return None
         return self._context.budget_check(self.projects.monthly_budget)
 
@@ -301,7 +317,8 @@ class MainWindow(QMainWindow):
         name = folder.name if folder is not None else ""
         demo = self._context is not None and self._context.demo
         suffix = " (offline demo)" if demo else ""
-        self.setWindowTitle(f"{name} — Chat Nodes{suffix}" if name else f"Chat Nodes{suffix}")
+        lead = f"{name}{suffix}" if name else "Offline demo" if demo else ""
+        self.setWindowTitle(f"{lead} — Chat Nodes" if lead else "Chat Nodes")  # ends with it: Qt adds none
         self.project_label.setText(display_path(folder) if folder is not None else "")
         self.project_label.setToolTip(f"Project folder (the tools' sandbox): {folder}" if folder else "")
         self.provider_label.setText("Offline demo" if demo else "")
@@ -315,8 +332,11 @@ class MainWindow(QMainWindow):
         return self.banner_area.show_banner(banner)
 
     def _show_error(self, summary: str) -> None:
-        self.show_banner(f"Something went wrong: {summary}. The app keeps running; details are in the log.",
-                         kind="error", object_name="errorBanner")
+        error_banner(self.show_banner, summary, getattr(self._context, "log_file", None), open_folder)
+
+    def _on_usage_unsaved(self, text: str) -> None:
+        """A response's usage could not be written to the ledger: say so (it is tried again)."""
+        self.statusBar().showMessage(text, 30_000)
 
     def hold(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """Run ``coro`` as a task the window keeps a reference to."""
@@ -389,54 +409,24 @@ class MainWindow(QMainWindow):
 
     def is_shut_down(self) -> bool:
         """True once the window's shutdown finished (see ``closed``)."""
-        return self._shutdown_done
+        return self.shutdown.done
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt API)
-        if self._shutdown_done:
-            event.accept()
-            return
-        if self._shutdown_task is None and self._context is not None and not self._tasks \
-                and not self._context.needs_async_close():
-            # Nothing to await (the deferred services never loaded, e.g. --smoke-test): close now.
-            self._release()
-            self._context.close_now()
-            if self._error_reporter is not None:
-                self._error_reporter.uninstall()
-            self._shutdown_done = True
-            event.accept()
-            self.closed.emit()
-            return
-        event.ignore()
-        if self._shutdown_task is None:
-            self._shutdown_task = self.hold(self._shutdown_then_close())
-
-    async def _shutdown_then_close(self) -> None:
-        try:
-            await self.ashutdown()
-        finally:
-            self._shutdown_done = True
-            self.close()
-            self.closed.emit()
+        self.shutdown.close_event(event)  # shutdown.py
 
     async def ashutdown(self) -> None:
         """Stop every run, save the project, close the HTTP client and the demo server."""
-        from desktop.core.aio import cancel_and_wait
+        await self.shutdown.ashutdown()
 
-        self.projects.autosave.stop()
-        await cancel_and_wait([t for t in self._tasks if t is not self._shutdown_task])
-        try:
-            await self.context.stop_runs()
-        except Exception:
-            log.exception("stopping the runs failed")
-        self._release()
-        await self.context.aclose()
+    def attached_context(self) -> AppContext | None:
+        """The application context, or None while the window is only a shell."""
+        return self._context
+
+    def background_tasks(self) -> set[asyncio.Task[Any]]:
+        """The tasks the window holds (``hold``)."""
+        return self._tasks
+
+    def uninstall_error_reporter(self) -> None:
+        """Remove the error reporter's hooks (the window is closing)."""
         if self._error_reporter is not None:
             self._error_reporter.uninstall()
-
-    def _release(self) -> None:
-        """Save the project, release it and shut the nodes down (the runs are stopped)."""
-        self.imports.shutdown()  # an import still running stops; what it made is never added
-        self.save_project()
-        if self.projects.store is not None:
-            self.projects.store.release()  # another window or instance may now take the project over
-        self.node_area.shutdown()

@@ -73,6 +73,8 @@ class ProjectController(QObject):
         self.open_budget_settings: Callable[[str], object] = lambda _scope: None
         """Shows where a budget is set (``app``: Settings → General; ``project``: the project's
         budget dialog); the window sets it."""
+        self.open_settings: Callable[[], object] = lambda: None
+        """Opens the settings dialog (a node's "Open Settings"); the window sets it."""
         self._extra: dict[str, Any] = {}
         self.closed = ClosedNodes(self)
         """The project's recently closed nodes (saved in ``project.json`` beside the open ones)."""
@@ -147,6 +149,8 @@ class ProjectController(QObject):
             read_archive=store.read_archive,
             budget_check=lambda: context.budget_check(self.monthly_budget),
             open_budget_settings=lambda scope: self.open_budget_settings(scope),
+            open_settings=lambda: self.open_settings(),
+            keyed_providers=context.keyed_providers,
             load_services=context.load_services,
             attachment_store=context.attachment_store,
         )
@@ -181,6 +185,9 @@ class ProjectController(QObject):
                 states = [new_node_state(0)]
         for state in states:
             self._area.add_node(state, activate=False, place=fresh)
+        demo_id = context.demo_offer.provider_id if context.demo_offer is not None else None
+        if demo_id is not None and any(s.provider == demo_id for s in states):
+            context.after_load(lambda: self._demo_nodes_opened(store))  # a demo node stays a demo node
         if new_nodes and offer is not None:
             # A first-time visitor should not face two blank panes: the tour's first prompt is ready
             # in the input, one Enter away.
@@ -198,6 +205,21 @@ class ProjectController(QObject):
         if fresh and not store.read_only:
             # Written at once; at start-up right after the first paint (closing saves it in any case).
             context.after_load(lambda: self._save_if_open(store))
+
+    def _demo_nodes_opened(self, store: ProjectStore) -> None:
+        """The project has nodes that ran on the offline demo: list the demo for them (not as the
+        default: new nodes follow the user's providers)."""
+        context = self._context()
+        if self.store is not store or context.demo_offer is None:
+            return
+        try:
+            context.start_demo(default=False)
+        except Exception:  # noqa: BLE001 - the nodes then show the demo as missing; nothing else breaks
+            log.exception("the offline demo could not start")
+            return
+        for node in self._area.nodes():
+            if node.provider == context.demo_offer.provider_id:
+                node.reload_settings()
 
     def _save_if_open(self, store: ProjectStore) -> None:
         if self.store is store:
