@@ -20,9 +20,9 @@ from PySide6.QtWidgets import QApplication, QMainWindow, QMdiArea, QWidget
 
 from benchmarks.corpus import openai_stream_body, sentinel, split_deltas, stream_answer
 from desktop.core.chat.runtime import ChatRuntime, ChatRuntimeDeps, create_chat_runtime
-from desktop.core.project import NodeState, new_node_state
+from desktop.core.config import ProviderSettings, Settings, resolve_provider
 from desktop.core.providers import driver_for
-from desktop.core.settings import ProviderSettings, Settings, resolve_provider
+from desktop.core.store import NodeState, new_node_state
 from desktop.testing import FakeProvider, Turn
 from desktop.ui.bridge import RuntimeBridge
 from desktop.ui.gc_guard import GuiThreadCollector

@@ -26,7 +26,7 @@ from typing import Any
 from benchmarks._harness import Row, Settings, median, paired, timed
 from benchmarks.corpus import make_answer
 from desktop.core.importers import import_into_project
-from desktop.core.project import ProjectStore
+from desktop.core.store import ProjectStore
 
 log = logging.getLogger(__name__)
 

@@ -45,7 +45,7 @@ from benchmarks._qt import (
 )
 from benchmarks.corpus import make_markdown_messages
 from desktop.core.chat.conversation import Conversation
-from desktop.core.project import NodeState
+from desktop.core.store import NodeState
 
 log = logging.getLogger(__name__)
 

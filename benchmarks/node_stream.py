@@ -51,8 +51,8 @@ from benchmarks._qt import (
 from benchmarks.corpus import corpus_stats
 from desktop.core.chat.conversation import Conversation
 from desktop.core.chat.types import ChatMessage, Delta
-from desktop.core.project import new_node_state
 from desktop.core.providers import driver_for
+from desktop.core.store import new_node_state
 
 log = logging.getLogger(__name__)
 

@@ -30,7 +30,7 @@ from benchmarks._harness import Budget, Row, Settings, paired, timed
 from benchmarks.cold_start import REPO, TIMEOUT_S, child_env
 from benchmarks.corpus import make_markdown_messages
 from desktop.core.chat.conversation import Conversation
-from desktop.core.project import NodeState, Project, ProjectStore
+from desktop.core.store import NodeState, Project, ProjectStore
 
 log = logging.getLogger(__name__)
 

@@ -54,10 +54,10 @@ from benchmarks.corpus import make_markdown_messages
 from desktop.core.chat import versions
 from desktop.core.chat.conversation import Conversation
 from desktop.core.chat.types import ChatMessage
-from desktop.core.project import NodeState, Project, ProjectStore
 from desktop.core.search import SearchIndex, SearchQuery, SearchService, snapshot_project
 from desktop.core.search._read import open_reader, search_on
 from desktop.core.search._search import IndexStatus
+from desktop.core.store import NodeState, Project, ProjectStore
 
 log = logging.getLogger(__name__)
 

@@ -33,9 +33,8 @@ if TYPE_CHECKING:
     import asyncio
 
     from desktop.core.attachments import AttachmentResolver, AttachmentStore
+    from desktop.core.config import CONFIG_DIR_ENV, SecretStore
     from desktop.core.redact import KeyScrubFilter
-    from desktop.core.secrets import SecretStore
-    from desktop.core.settings import CONFIG_DIR_ENV  # noqa: F401 (re-exported lazily, see __getattr__)
     from desktop.ui.context import AppContext
     from desktop.ui.demo_offer import DemoOffer, DemoServer
     from desktop.ui.window.main_window import MainWindow
@@ -93,7 +92,7 @@ def resolve_config_dir(cli_value: Path | None, environ: Mapping[str, str] | None
     """``--config-dir``, else ``$CHATNODES_CONFIG_DIR``, else the platform's user config dir."""
     if cli_value is not None:
         return cli_value.expanduser()
-    from desktop.core.settings import default_config_dir
+    from desktop.core.config import default_config_dir
 
     return Path(default_config_dir(os.environ if environ is None else environ))
 
@@ -215,7 +214,7 @@ def __getattr__(name: str) -> Any:
 
         return AppContext
     if name == "CONFIG_DIR_ENV":
-        from desktop.core.settings import CONFIG_DIR_ENV
+        from desktop.core.config import CONFIG_DIR_ENV
 
         return CONFIG_DIR_ENV
     if name in ("KeyScrubFilter", "scrub_key_shapes"):

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from desktop.core._lock import FileLock
+from desktop.core.files import FileLock
 from desktop.core.importers import (
     ImportFailed,
     ImportOptions,
@@ -34,7 +34,7 @@ from desktop.core.importers import (
     import_into_project,
     preview_export,
 )
-from desktop.core.project import ProjectError, ProjectStore
+from desktop.core.store import ProjectError, ProjectStore
 
 __all__ = ["SUBCOMMANDS", "default_project_dir", "main"]
 
@@ -77,7 +77,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _history_cap(config_dir: Path | None) -> int:
-    from desktop.core.settings import SettingsStore, default_config_dir
+    from desktop.core.config import SettingsStore, default_config_dir
 
     folder = config_dir.expanduser() if config_dir is not None else Path(default_config_dir(os.environ))
     if not (folder / SettingsStore.FILE_NAME).is_file():

@@ -98,7 +98,7 @@ def _grab(widget: QWidget, path: Path, written: list[Path]) -> None:
 
 
 async def _render_scheme(out_dir: Path, scheme: str, written: list[Path]) -> None:
-    from desktop.core.secrets import SecretStore
+    from desktop.core.config import SecretStore
     from desktop.ui.settings.dialog import SettingsDialog
     from desktop.ui.theme import apply_theme
     from desktop.ui.window.main_window import MainWindow

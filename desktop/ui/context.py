@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from desktop.core.config import KeyCache, price_overrides_as_prices
 from desktop.core.redact import scrub_secrets
-from desktop.core.settings import KeyCache, price_overrides_as_prices  # loaded before the first paint anyway
 from desktop.ui.bridge import RuntimeBridge
 from desktop.ui.demo_offer import DemoOffer, DemoRunner, DemoServer, without_demo_provider
 from desktop.ui.services import LazyRuntime, LazyUsage
@@ -26,8 +26,7 @@ if TYPE_CHECKING:
     from desktop.core.attachments import AttachmentResolver, AttachmentStore
     from desktop.core.chat.runtime import ChatRuntime, ChatRuntimeDeps
     from desktop.core.chat.types import ChatDriver, ChatEvent, ChatToolDef, ProviderConfig
-    from desktop.core.secrets import SecretStore
-    from desktop.core.settings import SendTarget, Settings
+    from desktop.core.config import SecretStore, SendTarget, Settings
     from desktop.core.usage import BudgetCheck, MonthlyTally, RunInfo, UsageRecorder
     from desktop.ui.mcp_hub import McpHub
 
@@ -81,8 +80,7 @@ class AppContext:
         defer_services: bool = False,
         attachments_for: AttachmentsFor | None = None,
     ) -> None:
-        from desktop.core.permissions import GrantStore  # start-up: the context loads before them
-        from desktop.core.settings import SettingsStore
+        from desktop.core.config import GrantStore, SettingsStore
 
         self.config_dir = Path(config_dir)
         self.environ: Mapping[str, str] = os.environ if environ is None else environ
@@ -132,7 +130,7 @@ class AppContext:
     def secrets(self) -> SecretStore:
         """The key store (the OS keyring, or session-only when there is none); loaded on first use."""
         if self._secrets is None:
-            from desktop.core.secrets import SecretStore
+            from desktop.core.config import SecretStore
 
             self._secrets = SecretStore()  # what it logs meanwhile is scrubbed without it (known_keys)
             self._keys.changed()  # the keys it holds count from now on
@@ -246,7 +244,7 @@ class AppContext:
         cached = self._effective
         if cached is not None and all(a is b or a == b for a, b in zip(cached[0], state, strict=True)):
             return cached[1]
-        from desktop.core.settings import follow_keys
+        from desktop.core.config import follow_keys
 
         effective = self._demo.apply(self.settings)
         if not self.demo:
@@ -281,7 +279,7 @@ class AppContext:
     # -- runtime dependencies ------------------------------------------------------------------
     def resolve_provider(self, req: SendTarget) -> ProviderConfig | None:
         """``ChatRuntimeDeps.resolve_provider``: the current settings and keys."""
-        from desktop.core.settings import resolve_provider
+        from desktop.core.config import resolve_provider
 
         if self._demo.server is None and self._demo.is_demo(getattr(req, "provider", None)):
             self.start_demo(default=False)  # a node that ran on the demo stays on it (after a restart too)
@@ -318,7 +316,7 @@ class AppContext:
 
     def provider_config(self, provider_id: str | None, model: str | None = None) -> ProviderConfig | None:
         """The provider configuration for ``provider_id`` (the default when None), or None."""
-        from desktop.core.settings import ProviderTarget
+        from desktop.core.config import ProviderTarget
 
         return self.resolve_provider(ProviderTarget(provider_id, model))
 

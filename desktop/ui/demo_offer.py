@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from desktop.core.settings import Settings
+    from desktop.core.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ def with_demo_provider(settings: Settings, offer: DemoOffer, server: DemoServer,
     Without ``default`` the demo is only listed: nodes that ran on it keep it (a demo node stays a
     demo node after a restart), new nodes follow the saved default.
     """
-    from desktop.core.settings import ProviderSettings  # start-up: this module loads before the settings
+    from desktop.core.config import ProviderSettings
 
     eff = settings.copy()
     eff.providers = [p for p in eff.providers if p.id != offer.provider_id]

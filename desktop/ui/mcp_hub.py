@@ -28,10 +28,8 @@ from PySide6.QtCore import QObject, Signal
 
 if TYPE_CHECKING:
     from desktop.core.chat.types import ChatToolDef, ToolOutput
+    from desktop.core.config import GrantStore, SecretStore, Settings
     from desktop.core.mcp import McpManager, McpServerConfig, McpToolInfo, McpToolResult, ServerStatus
-    from desktop.core.permissions import GrantStore
-    from desktop.core.secrets import SecretStore
-    from desktop.core.settings import Settings
 
 log = logging.getLogger(__name__)
 

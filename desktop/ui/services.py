@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from desktop.core.chat.loop import ApprovalDecision
     from desktop.core.chat.runtime import ChatRuntime, ChatSendRequest, ChatSendResult
     from desktop.core.chat.types import ChatMessage
-    from desktop.core.settings import Settings
+    from desktop.core.config import Settings
     from desktop.core.usage import BudgetCheck, MonthlyTally, RunInfo, UsageRecorder
     from desktop.ui.bridge import RuntimeBridge
 
@@ -175,7 +175,7 @@ class AppServices:
     def price_overrides(self) -> dict[str, Price]:
         """The settings' price overrides as ``Price`` objects (recomputed only when they change;
         invalid overrides are ignored with a warning, they must not break a node)."""
-        from desktop.core.settings import price_overrides_as_prices
+        from desktop.core.config import price_overrides_as_prices
 
         settings = self.settings()
         key = (id(settings), repr(settings.price_overrides))

@@ -8,7 +8,6 @@ import copy
 import json
 from pathlib import Path
 
-from desktop.core.archive import HistoryArchive, plan_trim
 from desktop.core.attachments import AttachmentStore
 from desktop.core.chat import (
     Conversation,
@@ -32,6 +31,7 @@ from desktop.core.chat.attachment_ref import (
 from desktop.core.chat.conversation import message_from_dict, message_to_dict, split_for_cap
 from desktop.core.chat.types import ChatMessage
 from desktop.core.chat.versions import fork_prefix, regenerate, switch_version, versions_at
+from desktop.core.store import HistoryArchive, plan_trim
 from desktop.testing.files import make_pdf, make_png
 
 SHA = "ab" * 32

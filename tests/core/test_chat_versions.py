@@ -13,7 +13,6 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from desktop.core.archive import HistoryArchive, apply_trim, plan_trim
 from desktop.core.chat.conversation import (
     Conversation,
     append_message,
@@ -50,6 +49,7 @@ from desktop.core.chat.versions import (
     version_controls,
     versions_at,
 )
+from desktop.core.store import HistoryArchive, apply_trim, plan_trim
 
 PRICES = {"m": Price(input=1.0, output=2.0)}
 ROOT = Path(__file__).resolve().parents[2]

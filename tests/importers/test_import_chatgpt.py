@@ -17,7 +17,7 @@ from desktop.core.importers import (
     preview_export,
     read_export,
 )
-from desktop.core.project_format import NodeState
+from desktop.core.store import NodeState
 
 
 def by_content(conv_messages: list[ChatMessage]) -> dict[str, str]:

@@ -8,7 +8,7 @@ from import_builders import Claude, branchy_claude, write_json, write_zip
 
 from desktop.core.chat import versions as V
 from desktop.core.importers import convert_export, preview_export
-from desktop.core.project_format import NodeState
+from desktop.core.store import NodeState
 
 
 def import_nodes(tmp_path: Path, *convs: dict[str, object], zipped: bool = False) -> list[NodeState]:

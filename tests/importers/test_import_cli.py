@@ -12,7 +12,7 @@ from pathlib import Path
 from import_builders import branchy_chatgpt, chatgpt_zip
 
 from desktop.cli import main
-from desktop.core.project import ProjectStore
+from desktop.core.store import ProjectStore
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -21,7 +21,7 @@ from desktop.core.importers import (
     import_into_project,
     preview_export,
 )
-from desktop.core.project import ProjectStore, new_node_state
+from desktop.core.store import ProjectStore, new_node_state
 
 
 def export(tmp_path: Path, n: int = 3) -> Path:
@@ -48,7 +48,7 @@ def test_import_into_a_new_project_and_load_it_back(tmp_path: Path) -> None:
 
 
 def test_a_deeply_branching_export_is_one_node_and_the_project_file_stays_shallow(tmp_path: Path) -> None:
-    from desktop.core._docstore import MAX_DEPTH, depth_exceeds, parse_document
+    from desktop.core.files import MAX_DEPTH, depth_exceeds, parse_document
 
     levels = 150  # each level nests the next fork inside a stored version
     folder = tmp_path / "project"
@@ -176,7 +176,7 @@ def test_a_cancelled_job_stops(tmp_path: Path) -> None:
 def test_preview_marks_what_the_project_already_has(tmp_path: Path) -> None:
     path = export(tmp_path, 2)
     project_nodes = convert_export(path, options=ImportOptions(only=["c0"])).nodes
-    from desktop.core.project import Project
+    from desktop.core.store import Project
 
     project = Project(nodes=[new_node_state(), *project_nodes])
     existing = existing_imports(project)

@@ -16,7 +16,7 @@ from desktop.core.importers import (
     import_into_project,
     preview_export,
 )
-from desktop.core.project import NodeState, Project, ProjectStore, new_node_state
+from desktop.core.store import NodeState, Project, ProjectStore, new_node_state
 
 SMALL_CAP = 4 * 1024
 BIG_CAP = 64 * 1024 * 1024

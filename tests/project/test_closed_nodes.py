@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from desktop.core.chat.conversation import append_message
-from desktop.core.closed import CLOSED_ARCHIVE_DIR
+from desktop.core.config import GrantStore
 from desktop.core.importers import convert_export
-from desktop.core.permissions import GrantStore
-from desktop.core.project import (
+from desktop.core.store import (
+    CLOSED_ARCHIVE_DIR,
     CLOSED_AT_KEY,
     MAX_CLOSED,
     NodeState,

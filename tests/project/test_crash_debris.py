@@ -15,11 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core import _docstore
-from desktop.core._lock import FileLock, LockState
 from desktop.core.chat.types import ChatMessage
-from desktop.core.project import Project, ProjectStore, new_node_state
-from desktop.core.settings import SettingsStore, default_settings
+from desktop.core.config import SettingsStore, default_settings
+from desktop.core.files import FileLock, LockState, _docstore
+from desktop.core.store import Project, ProjectStore, new_node_state
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -149,7 +148,7 @@ _SAVER = textwrap.dedent("""
     import sys
     from pathlib import Path
     from desktop.core.chat.types import ChatMessage
-    from desktop.core.project import Project, ProjectStore, apply_trim, new_node_state
+    from desktop.core.store import Project, ProjectStore, apply_trim, new_node_state
 
     store = ProjectStore(Path(sys.argv[1]), history_cap_bytes=1500)
     result = store.open()

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from desktop.core.chat.conversation import serialize_conversation
-from desktop.core.permissions import GrantStore, NodeGrants
-from desktop.core.project import Project, ProjectStore, new_node_state
+from desktop.core.config import GrantStore, NodeGrants
+from desktop.core.store import Project, ProjectStore, new_node_state
 
 
 def _hostile(folder: Path, allow: list[str]) -> None:

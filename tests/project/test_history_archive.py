@@ -10,9 +10,8 @@ import pytest
 
 from desktop.core.chat.conversation import append_message, message_to_dict
 from desktop.core.chat.types import ChatMessage, ToolCall
-from desktop.core.project import Project, ProjectStore, apply_trim, new_node_state
-from desktop.core.secrets import SecretStore
-from desktop.core.settings import SettingsStore, default_settings, resolve_provider
+from desktop.core.config import SecretStore, SettingsStore, default_settings, resolve_provider
+from desktop.core.store import Project, ProjectStore, apply_trim, new_node_state
 
 
 def _msg(i: int, role: str = "user", text: str | None = None) -> ChatMessage:

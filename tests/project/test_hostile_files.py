@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from desktop.core.chat.conversation import append_message, serialize_conversation
-from desktop.core.project import Project, ProjectStore, new_node_state
-from desktop.core.settings import SettingsStore, default_settings, settings_to_dict
+from desktop.core.config import SettingsStore, default_settings, settings_to_dict
+from desktop.core.store import Project, ProjectStore, new_node_state
 from desktop.core.text import repair_surrogates, repair_text, utf8_bytes
 
 LONE = "\ud83d"

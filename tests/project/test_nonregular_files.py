@@ -17,11 +17,11 @@ from typing import TypeVar
 
 import pytest
 
-from desktop.core._regular import NotRegularFileError, open_regular, read_checked, read_regular
 from desktop.core.chat.conversation import append_message
+from desktop.core.config import SettingsStore
+from desktop.core.files import NotRegularFileError, open_regular, read_checked, read_regular
 from desktop.core.mcp import McpConfigError, TrustStore, read_project_servers
-from desktop.core.project import Project, ProjectError, ProjectStore, new_node_state
-from desktop.core.settings import SettingsStore
+from desktop.core.store import Project, ProjectError, ProjectStore, new_node_state
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs POSIX FIFOs")
 

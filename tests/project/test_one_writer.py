@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from desktop.core.chat.conversation import append_message
-from desktop.core.project import (
+from desktop.core.store import (
     Project,
     ProjectChangedError,
     ProjectReadOnlyError,
@@ -109,7 +109,7 @@ def test_a_new_file_written_by_someone_else_is_not_overwritten(tmp_path: Path) -
 _HOLDER = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from desktop.core.project import ProjectStore
+    from desktop.core.store import ProjectStore
     store = ProjectStore(Path(sys.argv[1]))
     result = store.open()
     print("read-only" if result.read_only else "locked", flush=True)

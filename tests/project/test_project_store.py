@@ -8,15 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core import project as project_module
 from desktop.core.chat.conversation import (
     append_message,
     create_conversation,
     serialize_conversation,
 )
 from desktop.core.chat.types import ToolCall, Usage
-from desktop.core.permissions import GrantStore
-from desktop.core.project import (
+from desktop.core.config import GrantStore
+from desktop.core.store import (
     NodeState,
     Project,
     ProjectChangedError,
@@ -27,6 +26,7 @@ from desktop.core.project import (
     new_project,
     project_from_dict,
 )
+from desktop.core.store import _project as project_module
 
 
 def _chat_node(node_id: str = "n-1", *, messages: int = 2) -> NodeState:

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from versions_helpers import FLAT_DEPTH, json_depth, state
 
-from desktop.core.archive import HistoryArchive
 from desktop.core.chat.conversation import Conversation, append_message
 from desktop.core.chat.types import Usage
 from desktop.core.chat.versions import (
@@ -23,8 +22,9 @@ from desktop.core.chat.versions import (
     stored_versions,
     versions_at,
 )
-from desktop.core.project import (
+from desktop.core.store import (
     PRE_FLAT_SUFFIX,
+    HistoryArchive,
     NodeState,
     Project,
     ProjectStore,

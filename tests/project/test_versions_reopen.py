@@ -24,7 +24,7 @@ from desktop.core.chat.versions import (
     switch_fork,
     version_controls,
 )
-from desktop.core.project import Project, ProjectStore, apply_trim, new_node_state
+from desktop.core.store import Project, ProjectStore, apply_trim, new_node_state
 
 
 def _answer(conv: Conversation, text: str, *, tool: bool) -> None:

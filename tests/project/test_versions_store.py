@@ -7,7 +7,7 @@ from pathlib import Path
 
 from desktop.core.chat.conversation import append_message
 from desktop.core.chat.versions import all_responses, regenerate, responses_in, switch_version, versions_at
-from desktop.core.project import Project, ProjectStore, apply_trim, new_node_state
+from desktop.core.store import Project, ProjectStore, apply_trim, new_node_state
 
 
 def _node_with_versions(exchanges: int, size: int = 600):

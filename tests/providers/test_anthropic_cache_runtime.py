@@ -25,8 +25,8 @@ from desktop.core.chat import (
 from desktop.core.chat.cost import conversation_cost
 from desktop.core.chat.summary import cost_tooltip, message_meta
 from desktop.core.chat.types import ProviderConfig
+from desktop.core.config import ProviderSettings, Settings, resolve_provider
 from desktop.core.providers import driver_for
-from desktop.core.settings import ProviderSettings, Settings, resolve_provider
 from desktop.testing._spec import ToolCallSpec, Turn
 from desktop.testing.fake_provider import FakeProvider
 

@@ -163,8 +163,8 @@ async def test_the_drivers_hook_on_the_usual_port() -> None:
 
 
 def test_a_found_server_updates_its_entry_or_is_added() -> None:
+    from desktop.core.config import default_settings
     from desktop.core.providers import LocalServer
-    from desktop.core.settings import default_settings
 
     ollama = LocalServer(LOCAL_SERVER_KINDS[0], "http://127.0.0.1:5555/v1", ("llama3.2:latest",),
                          {"llama3.2:latest": 131072})

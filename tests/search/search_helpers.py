@@ -7,7 +7,7 @@ from pathlib import Path
 
 from desktop.core.chat.conversation import Conversation
 from desktop.core.chat.types import ChatMessage
-from desktop.core.project import NodeState, Project, ProjectStore
+from desktop.core.store import NodeState, Project, ProjectStore
 
 T0 = 1_764_547_200_000  # 2025-12-01 00:00 UTC
 

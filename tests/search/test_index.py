@@ -14,8 +14,8 @@ from search_helpers import T0, msg, node, save
 from desktop.core.chat.conversation import append_message
 from desktop.core.chat.locate import activate_message
 from desktop.core.chat.versions import regenerate
-from desktop.core.project import ProjectStore
 from desktop.core.search import SearchIndex, SearchQuery, UpdateStats, read_project, snapshot_project
+from desktop.core.store import ProjectStore
 
 
 def _ids(index: SearchIndex, text: str, **kw: object) -> list[str]:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from search_helpers import msg, node, save
 
-from desktop.core.project import PROJECT_FILE, project_from_dict
 from desktop.core.search import read_project
+from desktop.core.store import PROJECT_FILE, project_from_dict
 
 
 def _expected(folder: Path) -> list[tuple[str, str, list[str]]]:

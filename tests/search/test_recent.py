@@ -7,7 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
-from desktop.core.recent import MAX_ENTRIES, RECENT_FILE, RecentProject, RecentProjects
+from desktop.core.store import MAX_ENTRIES, RECENT_FILE, RecentProject, RecentProjects
 
 
 def _project(folder: Path) -> Path:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from search_helpers import msg, node, save
 
-from desktop.core._lock import FileLock
+from desktop.core.files import FileLock
 from desktop.core.search import (
     INDEX_FILE,
     SCHEMA_VERSION,

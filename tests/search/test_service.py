@@ -14,8 +14,6 @@ import pytest
 from search_helpers import msg, node, save
 
 from desktop.core.chat.conversation import append_message
-from desktop.core.project import ProjectStore
-from desktop.core.recent import RecentProjects
 from desktop.core.search import (
     INDEX_FILE,
     Facets,
@@ -28,6 +26,7 @@ from desktop.core.search import (
     SearchService,
     snapshot_project,
 )
+from desktop.core.store import ProjectStore, RecentProjects
 
 WAIT = 30.0  # generous: nothing below waits on time, only on the condition
 

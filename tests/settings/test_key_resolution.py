@@ -9,10 +9,10 @@ import pytest
 from keyring.backends import fail
 
 from desktop.core.chat.types import ProviderConfig
-from desktop.core.secrets import SecretStore
-from desktop.core.settings import (
+from desktop.core.config import (
     KeyResolution,
     ProviderSettings,
+    SecretStore,
     Settings,
     default_settings,
     env_var_for_provider,
@@ -161,7 +161,7 @@ def test_provider_without_models_gets_no_model() -> None:
 
 def test_price_overrides_as_prices() -> None:
     from desktop.core.chat.cost import Price  # the project's own module: failing to import is a failure
-    from desktop.core.settings import price_overrides_as_prices
+    from desktop.core.config import price_overrides_as_prices
 
     s = Settings(
         price_overrides={
@@ -178,7 +178,7 @@ def test_price_overrides_as_prices() -> None:
 
 
 def test_the_default_follows_the_keys_there_are() -> None:
-    from desktop.core.settings import follow_keys, keyed_providers, known_keys
+    from desktop.core.config import follow_keys, keyed_providers, known_keys
     from desktop.testing import MemoryKeyring
 
     settings = default_settings()  # OpenAI is the default; Ollama and LM Studio need no key

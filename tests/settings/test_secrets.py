@@ -11,7 +11,7 @@ import keyring.errors
 import pytest
 from keyring.backends import chainer, fail, null
 
-from desktop.core.secrets import SecretStore
+from desktop.core.config import SecretStore
 
 SECRET = "sk-test-SECRET-0123456789abcdef"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.settings import (
+from desktop.core.config import (
     PROVIDER_PRESETS,
     ProviderSettings,
     Settings,
@@ -375,7 +375,7 @@ def test_unreadable_file_is_left_in_place_and_not_overwritten(
 
 
 def test_the_monthly_budget_round_trips_and_is_validated(tmp_path: Path) -> None:
-    from desktop.core.settings import SettingsError, settings_from_dict, settings_to_dict
+    from desktop.core.config import SettingsError, settings_from_dict, settings_to_dict
 
     raw = settings_to_dict(default_settings())
     assert "budget" not in raw  # no budget: no block

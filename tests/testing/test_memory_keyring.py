@@ -7,7 +7,7 @@ import keyring.backend
 import keyring.errors
 import pytest
 
-from desktop.core.secrets import SecretStore
+from desktop.core.config import SecretStore
 from desktop.testing.keyring import MemoryKeyring
 
 

@@ -1,6 +1,6 @@
 """The project tools never open a FIFO: read_file refuses it, search_files passes it by.
 
-Both check with ``stat`` and then open through ``desktop.core._regular`` (``O_NONBLOCK`` and an
+Both check with ``stat`` and then open through ``desktop.core.files`` (``O_NONBLOCK`` and an
 ``fstat`` of what was opened), so a FIFO swapped in between the check and the open cannot block
 the tool's thread either.
 """

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from desktop import app
-from desktop.core.secrets import SecretStore
+from desktop.core.config import SecretStore
 from desktop.testing import FakeProvider, Turn
 from desktop.ui.context import AppContext
 
@@ -55,7 +55,7 @@ def files_containing(folder: Path, needle: str) -> list[Path]:
 def write_settings(config_dir: Path, *providers: dict[str, Any], default: str | None = None,
                    model: str | None = None) -> None:
     """Write a settings.json with ``providers`` (dicts in the file's format) through the real store."""
-    from desktop.core.settings import SettingsStore, settings_from_dict
+    from desktop.core.config import SettingsStore, settings_from_dict
 
     raw = {"version": 1, "providers": list(providers), "default_provider": default, "default_model": model}
     SettingsStore(config_dir).save(settings_from_dict(raw))

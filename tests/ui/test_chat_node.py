@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QApplication, QComboBox, QLabel, QPlainTextEdit, Q
 from test_chat_node_support import NodeEnv, fake_settings, make_env  # noqa: F401
 
 from desktop.core.chat.types import ChatEvent, ChatMessage, Delta, Done, Usage
-from desktop.core.project import TrimInfo, new_node_state
+from desktop.core.store import TrimInfo, new_node_state
 from desktop.testing import Fault, ToolCallSpec, Turn
 from desktop.ui.transcript.answer import AssistantMessageView
 from desktop.ui.transcript.tool_card import ToolCard

@@ -16,9 +16,9 @@ import shiboken6
 
 from desktop.core.chat.runtime import ChatRuntime, ChatRuntimeDeps, create_chat_runtime
 from desktop.core.chat.types import ChatMessage
-from desktop.core.project import NodeState, new_node_state
+from desktop.core.config import ProviderSettings, Settings, resolve_provider
 from desktop.core.providers import RetryPolicy, driver_for, list_models
-from desktop.core.settings import ProviderSettings, Settings, resolve_provider
+from desktop.core.store import NodeState, new_node_state
 from desktop.core.tools import project_tools
 from desktop.testing import FakeProvider
 from desktop.ui.bridge import RuntimeBridge

@@ -186,7 +186,7 @@ def test_closed_nodes_survive_a_restart_and_only_the_last_twenty_stay(
 ) -> None:
     from test_app_support import close_window
 
-    from desktop.core.project import MAX_CLOSED  # 20
+    from desktop.core.store import MAX_CLOSED
 
     window = open_with_fake(open_window, fake, tmp_path)
     ids = []

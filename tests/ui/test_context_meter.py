@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QProgressBar
 from test_chat_node_support import NodeEnv, fake_settings, make_env  # noqa: F401
 
 from desktop.core.chat.types import ChatMessage, Usage
-from desktop.core.project import new_node_state
+from desktop.core.store import new_node_state
 
 
 def _answer(i: int, usage: Usage, model: str | None) -> list[ChatMessage]:

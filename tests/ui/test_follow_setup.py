@@ -24,7 +24,7 @@ LEFT = Qt.MouseButton.LeftButton
 
 def _write_settings(config: Path, fake: FakeProvider) -> None:
     """OpenAI (no key) is the default; Anthropic points at the fake server and needs a key."""
-    from desktop.core.settings import SettingsStore, settings_from_dict
+    from desktop.core.config import SettingsStore, settings_from_dict
 
     raw = {"version": 1, "default_provider": "openai", "default_model": "gpt-5.4-mini", "providers": [
         {"id": "openai", "name": "OpenAI", "api": "openai", "base_url": fake.openai_base_url,

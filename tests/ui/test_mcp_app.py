@@ -37,7 +37,7 @@ def hostile_entry(mode: str) -> dict[str, Any]:
 
 
 def write_mcp_settings(config: Path, fake: FakeProvider, servers: dict[str, Any]) -> None:
-    from desktop.core.settings import SettingsStore, settings_from_dict
+    from desktop.core.config import SettingsStore, settings_from_dict
 
     raw = {"version": 1, "providers": [fake_provider_entry(fake)], "default_provider": "fake",
            "default_model": None, "mcpServers": servers}

@@ -10,7 +10,7 @@ from typing import Any
 from test_app_support import close_window
 from test_mcp_app import posts, stdio_entry, tool_names, wait_ready, write_mcp_settings
 
-from desktop.core.project_format import new_node_state, project_from_dict, project_to_json
+from desktop.core.store import new_node_state, project_from_dict, project_to_json
 from desktop.testing import FakeProvider, Turn
 from desktop.ui.node.tools import TOOLS_OFF_KEY, read_tools_off
 
@@ -18,7 +18,7 @@ pytest_plugins = ["test_app_support"]  # fixtures: fake, make_context, open_wind
 
 
 def test_tools_off_round_trips_through_the_project_format() -> None:
-    from desktop.core.project_format import Project
+    from desktop.core.store import Project
 
     node = new_node_state("Chat")
     node.data_extra[TOOLS_OFF_KEY] = ["write_file", "mcp:files", "mcp__files__delete"]

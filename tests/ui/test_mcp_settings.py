@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QLineEdit, QListWidget, QPushButton
 from test_app_support import close_window
 from test_mcp_app import SERVERS, hostile_entry, stdio_entry, wait_ready, write_mcp_settings
 
-from desktop.core.secrets import SecretStore
+from desktop.core.config import SecretStore
 from desktop.testing import FakeProvider, MemoryKeyring
 from desktop.ui.settings.dialog import SettingsDialog
 

@@ -34,7 +34,7 @@ _LEFT = Qt.MouseButton.LeftButton
 
 
 def _write_settings(config: Path, fake: FakeProvider, servers: dict[str, Any]) -> None:
-    from desktop.core.settings import SettingsStore, settings_from_dict
+    from desktop.core.config import SettingsStore, settings_from_dict
 
     raw = {"version": 1, "providers": [fake_provider_entry(fake)], "default_provider": "fake",
            "default_model": None, "mcpServers": servers}
@@ -138,7 +138,7 @@ def test_a_model_listing_nobody_waits_for_leaves_no_unretrieved_error(
     error reporter turns that into a banner)."""
     import gc
 
-    from desktop.core.settings import SettingsStore, settings_from_dict
+    from desktop.core.config import SettingsStore, settings_from_dict
 
     config = tmp_path / "config"
     down = {"id": "down", "name": "Down", "api": "openai", "base_url": "http://127.0.0.1:9/v1",

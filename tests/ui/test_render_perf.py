@@ -14,7 +14,7 @@ from test_chat_node_support import NodeEnv, make_env, notes_state  # noqa: F401
 
 from desktop.core.chat.conversation import create_conversation
 from desktop.core.chat.types import ChatMessage
-from desktop.core.project import new_node_state
+from desktop.core.store import new_node_state
 from desktop.ui.markdown.code import highlight_code, highlight_runs
 from desktop.ui.markdown.colour import COLOUR_SLICE, CodeColourer
 from desktop.ui.markdown.render import render_markdown_blocks

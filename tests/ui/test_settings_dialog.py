@@ -11,7 +11,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QCheckBox, QLabel, QLineEdit, QPushButton, QTableWidgetItem, QWidget
 from test_app_support import files_containing
 
-from desktop.core.secrets import SecretStore
+from desktop.core.config import SecretStore
 from desktop.testing import FakeProvider
 from desktop.ui.banner import Banner
 from desktop.ui.settings.common import mask_key

@@ -21,7 +21,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
 from desktop import app
-from desktop.core.project import ProjectStore
+from desktop.core.store import ProjectStore
 from desktop.testing import FakeProvider
 from desktop.ui.window.main_window import MainWindow
 
@@ -30,7 +30,8 @@ pytest_plugins = ["test_app_support"]  # fixtures: fake, make_context, open_wind
 ROOT = Path(__file__).resolve().parents[2]
 
 HEAVY = ("asyncio", "qasync", "httpx", "httpcore", "keyring", "markdown_it", "pygments",
-         "desktop.core.providers", "desktop.core.mcp", "desktop.core.chat.runtime", "desktop.core.secrets",
+         "desktop.core.providers", "desktop.core.mcp", "desktop.core.chat.runtime",
+         "desktop.core.config._secrets",
          "desktop.ui.transcript", "desktop.ui.mcp_hub", "desktop.demo._server",
          # the markdown room, all but its light theme (the colours a node derives from its palette)
          "desktop.ui.markdown.render", "desktop.ui.markdown.rich_text", "desktop.ui.markdown.parser",
@@ -69,7 +70,8 @@ def test_no_heavy_module_loads_before_the_first_node_accepts_input(tmp_path: Pat
     )
     assert result.returncode == 0, result.stderr[-3000:]
     before = _imported_before_ready(result.stderr)
-    assert "desktop.ui.node.chat_node" in before and "desktop.core.project" in before  # the parse sees them
+    # the parse sees them
+    assert "desktop.ui.node.chat_node" in before and "desktop.core.store._project" in before
     assert _heavy(before) == []
     # It closed properly although it never loaded the rest: the project is saved and released.
     assert (project / "project.json").is_file()
@@ -171,18 +173,18 @@ def test_logging_never_loads_the_key_store_and_loading_it_logs_once(
     what the store logs while it is created goes through the filter without creating it again."""
     import logging
 
-    import desktop.core.secrets
+    import desktop.core.config
 
     made: list[object] = []
-    real = desktop.core.secrets.SecretStore
+    real = desktop.core.config.SecretStore
 
     class WarningStore(real):  # type: ignore[misc, valid-type]
         def __init__(self) -> None:
             made.append(self)
-            logging.getLogger("desktop.core.secrets").warning("OS keyring unavailable (test)")
+            logging.getLogger("desktop.core.config._secrets").warning("OS keyring unavailable (test)")
             super().__init__(backend=memory_keyring)
 
-    monkeypatch.setattr(desktop.core.secrets, "SecretStore", WarningStore)
+    monkeypatch.setattr(desktop.core.config, "SecretStore", WarningStore)
     context = app.make_context(config_dir=tmp_path / "config", defer_services=True,
                                environ={"OPENAI_API_KEY": "sk-test-env-key-123456"})
     records: list[str] = []

@@ -9,7 +9,7 @@ from test_chat_node_support import NodeEnv, make_env, notes_state  # noqa: F401
 
 from desktop.core.chat.conversation import create_conversation
 from desktop.core.chat.types import ChatMessage, Delta, Done, Usage
-from desktop.core.project import new_node_state
+from desktop.core.store import new_node_state
 from desktop.ui.transcript.answer import AssistantMessageView
 from desktop.ui.transcript.transcript import EAGER_MESSAGES
 from desktop.ui.transcript.views import MessageView

@@ -14,7 +14,7 @@ from test_chat_node_support import NodeEnv, make_env  # noqa: F401
 from benchmarks.interactive import placeholder_in_view
 from desktop.core.chat.conversation import create_conversation
 from desktop.core.chat.types import ChatMessage, Usage
-from desktop.core.project import new_node_state
+from desktop.core.store import new_node_state
 from desktop.ui.markdown.view import MarkdownView
 from desktop.ui.transcript import message_window
 from desktop.ui.transcript.answer import AssistantMessageView

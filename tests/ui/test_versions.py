@@ -16,7 +16,7 @@ from test_chat_node_support import NodeEnv, make_env  # noqa: F401
 from desktop.core.chat.conversation import Conversation, append_message
 from desktop.core.chat.types import ToolCall
 from desktop.core.chat.versions import FORKED_FROM_KEY, versions_at
-from desktop.core.project import new_node_state
+from desktop.core.store import new_node_state
 from desktop.testing import FakeProvider, Fault, Turn
 from desktop.ui.node.chat_node import ChatNodeWidget
 from desktop.ui.transcript.actions import BUSY_TOOLTIP

@@ -30,9 +30,9 @@ import threading
 from pathlib import Path
 from typing import Literal
 
-from desktop.core._atomic import atomic_write_bytes, move_aside
 from desktop.core.chat.attachment_ref import AttachmentRef, clean_name
 
+from ..files import atomic_write_bytes, move_aside
 from ._classify import classify_bytes
 from ._files import MAX_ATTACHMENT_BYTES, AttachmentError, read_regular_file, too_large
 

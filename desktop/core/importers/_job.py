@@ -23,9 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from desktop.core.chat.conversation import Conversation, new_id
-from desktop.core.project import ProjectError, ProjectStore, SaveResult
-from desktop.core.project_format import NodeState, Project, new_node_state
 
+from ..store import NodeState, Project, ProjectError, ProjectStore, SaveResult, new_node_state
 from ._common import IMPORTED_KEY
 from ._model import (
     ExportFormat,

@@ -23,13 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from desktop.core._atomic import atomic_write_bytes
 from desktop.core.chat.conversation import message_from_dict, message_to_dict, now_ms
 from desktop.core.chat.types import ChatMessage
 from desktop.core.chat.versions import stored_versions
-from desktop.core.project_format import NodeState, Project, project_from_dict, project_to_json
 from desktop.core.text import repair_surrogates
 
+from ..files import atomic_write_bytes
+from ..store import NodeState, Project, project_from_dict, project_to_json
 from ._model import ImportFailed, ImportProblem
 
 __all__ = [

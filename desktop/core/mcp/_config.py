@@ -28,8 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, get_args
 
-from desktop.core._regular import read_regular
 from desktop.core.visible import visible_text
+
+from ..files import read_regular
 
 __all__ = [
     "Approval",

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from desktop.core._atomic import atomic_write_bytes, move_aside
-from desktop.core._regular import read_regular
 from desktop.core.mcp._config import McpConfigError, McpServerConfig, parse_mcp_file
 from desktop.core.visible import visible_text
+
+from ..files import atomic_write_bytes, move_aside, read_regular
 
 __all__ = ["PROJECT_FILE", "TRUST_FILE", "ProjectServers", "TrustStore", "read_project_servers"]
 

@@ -32,8 +32,8 @@ from urllib.parse import urlsplit
 import httpx
 
 from desktop.core.chat.types import ChatError
-from desktop.core.presets import preset
-from desktop.core.settings_format import ProviderSettings
+
+from ..config import ProviderSettings, preset
 
 __all__ = [
     "LOCAL_SERVER_KINDS",

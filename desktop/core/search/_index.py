@@ -28,8 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from ..archive import HistoryArchive
-from ..project_format import PROJECT_FILE
+from ..store import PROJECT_FILE, HistoryArchive
 from ._pace import Pacer
 from ._projectfile import read_project
 from ._read import Facets, file_id, read_facets, search_on

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..project_format import PROJECT_FILE, NodeState, Project, project_from_dict
+from ..store import PROJECT_FILE, NodeState, Project, project_from_dict
 from ..text import repair_surrogates
 from ._snapshot import ProjectSnapshot, snapshot_project
 

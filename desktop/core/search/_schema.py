@@ -33,7 +33,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from .._lock import FileLock, LockState
+from ..files import FileLock, LockState
 
 __all__ = [
     "DATA_DIR_ENV",

@@ -18,7 +18,7 @@ from operator import attrgetter
 from pathlib import Path
 
 from ..chat.types import ChatMessage
-from ..project_format import Project
+from ..store import Project
 
 __all__ = [
     "NodeSnapshot",

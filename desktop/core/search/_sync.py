@@ -7,8 +7,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from ..archive import HistoryArchive
-from ..project_format import PROJECT_FILE
+from ..store import PROJECT_FILE, HistoryArchive
 from ._rows import Known, Memo, Row, message_rows
 from ._snapshot import NodeSnapshot, ProjectSnapshot
 from ._store import NodeInfo, Store

@@ -9,9 +9,9 @@ import stat
 import threading
 from pathlib import Path
 
-from desktop.core._atomic import atomic_write_bytes
-from desktop.core._regular import NotRegularFileError, open_regular_file, read_regular
 from desktop.core.tools._paths import ProjectRoot, ToolCancelled, ToolError
+
+from ..files import NotRegularFileError, atomic_write_bytes, open_regular_file, read_regular
 
 log = logging.getLogger(__name__)
 

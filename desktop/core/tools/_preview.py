@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeAlias
 
-from desktop.core._regular import NotRegularFileError, read_regular
 from desktop.core.tools._files import BINARY_SNIFF_BYTES, _refuse_protected
 from desktop.core.tools._paths import ProjectRoot, ToolError
+
+from ..files import NotRegularFileError, read_regular
 
 __all__ = ["DIFF_MAX_LINES", "PREVIEW_READ_CAP", "ExistingFile", "ExistingState", "WriteDiff",
            "read_existing", "write_diff"]

@@ -25,7 +25,7 @@ from desktop.core.chat.cost import ConversationCost
 from desktop.core.chat.export import conversation_markdown
 from desktop.core.chat.types import ChatMessage
 from desktop.core.chat.versions import CostSplit
-from desktop.core.project import NodeState, TrimInfo, apply_trim
+from desktop.core.store import NodeState, TrimInfo, apply_trim
 from desktop.ui.money.budget_card import BudgetCard
 from desktop.ui.node.attach import NodeAttachments
 from desktop.ui.node.commands import NodeCommands

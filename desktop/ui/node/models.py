@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
-from desktop.core.settings import Settings, choose_model
+from desktop.core.config import Settings, choose_model
 from desktop.ui.node.header import NodeHeader
 from desktop.ui.services import AppServices
 

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from desktop.core.chat.types import ToolCall
     from desktop.core.mcp import McpToolInfo, McpToolResult
-    from desktop.core.project import NodeState
+    from desktop.core.store import NodeState
     from desktop.ui.mcp_hub import McpHub
     from desktop.ui.node.header import NodeHeader
     from desktop.ui.services import AppServices

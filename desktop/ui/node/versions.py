@@ -26,7 +26,7 @@ from desktop.core.chat.versions import (
     switch_fork,
     version_controls,
 )
-from desktop.core.project import NodeState, new_node_state
+from desktop.core.store import NodeState, new_node_state
 
 if TYPE_CHECKING:
     from desktop.core.chat.loop import ApprovalDecision

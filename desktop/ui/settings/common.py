@@ -10,8 +10,7 @@ from typing import Protocol
 
 import httpx
 
-from desktop.core.secrets import SecretStore
-from desktop.core.settings import Settings
+from desktop.core.config import SecretStore, Settings
 
 __all__ = ["MASK", "KeyEdits", "SettingsContext", "key_problem", "mask_key"]
 

@@ -14,7 +14,7 @@ import re
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QTabWidget, QVBoxLayout, QWidget
 
-from desktop.core.settings import ProviderSettings, Settings, SettingsError
+from desktop.core.config import ProviderSettings, Settings, SettingsError
 from desktop.ui.banner import Banner
 from desktop.ui.settings.common import KeyEdits, SettingsContext
 from desktop.ui.settings.general_page import GeneralPage

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QSpinBox, QWidget
 
-from desktop.core.settings import Settings
+from desktop.core.config import Settings
 
 __all__ = ["GeneralPage"]
 

@@ -30,15 +30,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.core.settings import Settings
+from desktop.core.config import Settings
 from desktop.ui.lifetime import connect_for
 from desktop.ui.mcp.status import short_status
 from desktop.ui.mcp_hub import SETTINGS_KEY, McpHub, write_app_servers
 from desktop.ui.settings.mcp_form import McpServerDialog
 
 if TYPE_CHECKING:
+    from desktop.core.config import SecretStore
     from desktop.core.mcp import McpServerConfig, ServerStatus
-    from desktop.core.secrets import SecretStore
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.chat.cost import DEFAULT_PRICES, Price, price_source
-from desktop.core.settings import Settings
+from desktop.core.config import Settings
 
 __all__ = ["PRICE_COLUMNS", "PricesPage"]
 

@@ -13,7 +13,7 @@ from PySide6.QtCore import QRect, Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QCheckBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
 
-from desktop.core.settings import ProviderSettings, env_var_for_provider, resolve_key
+from desktop.core.config import ProviderSettings, env_var_for_provider, resolve_key
 from desktop.ui.settings.common import KeyEdits, SettingsContext, key_problem, mask_key
 
 __all__ = ["KeyField"]

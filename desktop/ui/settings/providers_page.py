@@ -28,8 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.chat.types import ChatError, ProviderConfig
-from desktop.core.providers import LocalServer, list_models
-from desktop.core.settings import (
+from desktop.core.config import (
     PROVIDER_PRESETS,
     ProviderSettings,
     Settings,
@@ -37,6 +36,7 @@ from desktop.core.settings import (
     provider_config,
     resolve_key,
 )
+from desktop.core.providers import LocalServer, list_models
 from desktop.ui.settings.common import KeyEdits, SettingsContext
 from desktop.ui.settings.local_detect import LocalDetect
 from desktop.ui.settings.provider_key import KeyField

@@ -21,7 +21,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 if TYPE_CHECKING:
-    from desktop.core.project import NodeState, TrimInfo
+    from desktop.core.store import NodeState, TrimInfo
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ class ClosedNodes(QObject):
             state: The node as it was when closed.
             now_ms: When it was closed (epoch ms; the clock when None).
         """
-        from desktop.core.project import CLOSED_AT_KEY  # start-up: the core loads after the first paint
+        from desktop.core.store import CLOSED_AT_KEY
 
         if not worth_keeping(state):
             return False
@@ -79,7 +79,7 @@ class ClosedNodes(QObject):
     def take(self, node_id: str | None = None) -> NodeState | None:
         """Remove and return a closed node to reopen it (the most recent one when ``node_id`` is None),
         without its closing time; None when there is none."""
-        from desktop.core.project import CLOSED_AT_KEY
+        from desktop.core.store import CLOSED_AT_KEY
 
         for i, state in enumerate(self._states):
             if node_id is None or state.id == node_id:
@@ -95,7 +95,7 @@ class ClosedNodes(QObject):
 
     def closed_at(self, state: NodeState) -> int | None:
         """When ``state`` was closed (epoch ms), or None when unknown."""
-        from desktop.core.project import CLOSED_AT_KEY
+        from desktop.core.store import CLOSED_AT_KEY
 
         value = state.extra.get(CLOSED_AT_KEY)
         return value if isinstance(value, int) and not isinstance(value, bool) else None
@@ -110,7 +110,7 @@ class ClosedNodes(QObject):
 
     def apply_saved(self, trimmed: Mapping[str, TrimInfo]) -> None:
         """Take in what a save trimmed of closed nodes (their oldest messages went to the archive)."""
-        from desktop.core.project import apply_trim
+        from desktop.core.store import apply_trim
 
         for state in self._states:
             info = trimmed.get(state.id)

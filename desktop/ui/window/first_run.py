@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 
     from PySide6.QtWidgets import QMdiArea
 
-    from desktop.core.project import ProjectStore
     from desktop.core.providers import LocalServer
+    from desktop.core.store import ProjectStore
     from desktop.ui.context import AppContext
     from desktop.ui.node.chat_node import ChatNodeWidget
     from desktop.ui.window.node_area import NodeArea

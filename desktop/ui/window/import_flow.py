@@ -30,7 +30,7 @@ from PySide6.QtWidgets import QDialog, QFileDialog, QMainWindow
 
 if TYPE_CHECKING:
     from desktop.core.importers import ExportPreview, ImportJob, ImportProblem, ImportProgress
-    from desktop.core.project import NodeState, Project, ProjectStore
+    from desktop.core.store import NodeState, Project, ProjectStore
     from desktop.ui.banner import Banner, BannerKind
     from desktop.ui.window.import_dialog import ImportDialog
     from desktop.ui.window.node_area import NodeArea

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     # Only for type hints: the window's shell is built (and painted) before the core, the chat node
     # and the network stack are imported, so start-up shows a window as early as a bare Qt program.
     from desktop.core.chat.cost import ConversationCost
-    from desktop.core.project import NodeState, Project, ProjectStore
+    from desktop.core.store import NodeState, Project, ProjectStore
     from desktop.core.usage import BudgetCheck
     from desktop.ui.context import AppContext
     from desktop.ui.node.chat_node import ChatNodeWidget

@@ -27,7 +27,7 @@ from desktop.ui.window.placement import beside, fit_inside, slot_rect
 
 if TYPE_CHECKING:
     # Only for type hints: the window's shell is built before the core and the chat node are imported.
-    from desktop.core.project import NodeState
+    from desktop.core.store import NodeState
     from desktop.ui.node.chat_node import ChatNodeWidget
     from desktop.ui.services import AppServices
 
@@ -43,7 +43,7 @@ def new_node_state(index: int = 0, *, title: str | None = None) -> NodeState:
         index: The node's position among the open nodes (names it "Chat", "Chat 2", ...).
         title: The title instead of the numbered default.
     """
-    from desktop.core.project import new_node_state as core_new_node_state
+    from desktop.core.store import new_node_state as core_new_node_state
     from desktop.core.titles import default_title
 
     return core_new_node_state(default_title(index) if title is None else title)

@@ -26,7 +26,7 @@ from desktop.ui.window.node_area import NodeArea, new_node_state
 
 if TYPE_CHECKING:
     from desktop.core.chat.types import ChatMessage
-    from desktop.core.project import Project, ProjectStore, SaveResult
+    from desktop.core.store import Project, ProjectStore, SaveResult
     from desktop.ui.context import AppContext
     from desktop.ui.node.chat_node import ChatNodeWidget
 
@@ -108,7 +108,7 @@ class ProjectController(QObject):
         except OSError as exc:
             self._banner(f"Could not open {folder}: {exc.strerror or exc}", "error", "projectErrorBanner")
             return
-        from desktop.core.project import ProjectStore  # start-up: the shell is painted before the core
+        from desktop.core.store import ProjectStore
 
         if self.store is not None:
             if not self.store.read_only and not self.save():
@@ -275,7 +275,7 @@ class ProjectController(QObject):
 
     def current_project(self) -> Project:
         """The open project as it would be saved now (nodes in window order, with geometry)."""
-        from desktop.core.project import Project
+        from desktop.core.store import Project
 
         extra = dict(self._extra)
         extra[VIEW_MODE_KEY] = "tabbed" if self._area.is_tabbed() else "windows"
@@ -317,7 +317,7 @@ class ProjectController(QObject):
             return False
         if self.store.read_only:
             return False  # the banner says so; the other window or instance is the writer
-        from desktop.core.project import ProjectChangedError
+        from desktop.core.store import ProjectChangedError
 
         try:
             result = self.store.save(self.current_project())

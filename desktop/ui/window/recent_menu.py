@@ -1,6 +1,6 @@
 """File → Recent projects: the projects opened before, most recent first, one click to reopen.
 
-The list lives in the config folder (``desktop.core.recent.RecentProjects``,
+The list lives in the config folder (``desktop.core.store.RecentProjects``,
 ``recent-projects.json``). :class:`RecentMenu` fills the submenu each time it opens: the last
 ``MENU_ENTRIES`` folders, a folder that no longer holds a project shown greyed out with "(missing)",
 and "Remove missing projects" to forget those. The window calls :meth:`RecentMenu.remember` when a
@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QMenu
 from desktop.ui.window.chrome import display_path
 
 if TYPE_CHECKING:
-    from desktop.core.recent import RecentProjects
+    from desktop.core.store import RecentProjects
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ class RecentMenu:
         folder = self._config_dir()
         if folder is None:
             return None
-        from desktop.core.recent import RecentProjects  # start-up: the core loads after the first paint
+        from desktop.core.store import RecentProjects
 
         return RecentProjects(folder)
 

@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 if TYPE_CHECKING:
-    from desktop.core.project import NodeState
+    from desktop.core.store import NodeState
     from desktop.ui.node.chat_node import ChatNodeWidget
 
 log = logging.getLogger(__name__)

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeAlias, TypeVar
 
+from ..text import repair_surrogates, utf8_bytes
 from ._atomic import atomic_write_bytes, move_aside
 from ._regular import read_checked
-from .text import repair_surrogates, utf8_bytes
 
 __all__ = [
     "MAX_DEPTH",

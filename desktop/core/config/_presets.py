@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .settings_format import ProviderSettings, Settings
+from ._format import ProviderSettings, Settings
 
 __all__ = ["PROVIDER_PRESETS", "default_settings", "preset"]
 

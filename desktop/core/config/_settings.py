@@ -27,9 +27,17 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from ._docstore import DocumentCorruptError, DocumentStore, LoadResult
-from ._lock import FileLock, LockState
-from .keys import (
+from ..files import DocumentCorruptError, DocumentStore, FileLock, LoadResult, LockState
+from ._format import (
+    SETTINGS_VERSION,
+    ProviderSettings,
+    Settings,
+    SettingsError,
+    price_overrides_as_prices,
+    settings_from_dict,
+    settings_to_dict,
+)
+from ._keys import (
     ENV_KEY_PREFIX,
     KeyCache,
     KeyLookup,
@@ -46,16 +54,7 @@ from .keys import (
     resolve_key,
     resolve_provider,
 )
-from .presets import PROVIDER_PRESETS, default_settings, preset
-from .settings_format import (
-    SETTINGS_VERSION,
-    ProviderSettings,
-    Settings,
-    SettingsError,
-    price_overrides_as_prices,
-    settings_from_dict,
-    settings_to_dict,
-)
+from ._presets import PROVIDER_PRESETS, default_settings, preset
 
 __all__ = [
     "CONFIG_DIR_ENV",

@@ -14,8 +14,8 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeAlias
 
-from .chat.types import ProviderConfig
-from .settings_format import ProviderSettings, Settings
+from ..chat.types import ProviderConfig
+from ._format import ProviderSettings, Settings
 
 __all__ = [
     "ENV_KEY_PREFIX",

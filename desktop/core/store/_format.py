@@ -33,15 +33,15 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from .chat.conversation import (
+from ..chat.conversation import (
     Conversation,
     conversation_from_dict,
     conversation_to_json,
     create_conversation,
     new_id,
 )
-from .chat.versions import flatten_raw_messages
-from .text import repair_surrogates
+from ..chat.versions import flatten_raw_messages
+from ..text import repair_surrogates
 
 __all__ = [
     "DEFAULT_NODE_HEIGHT",

@@ -22,9 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._docstore import DocumentCorruptError, DocumentStore, LoadResult
-from ._lock import FileLock
-from .project_format import PROJECT_FILE
+from ..files import DocumentCorruptError, DocumentStore, FileLock, LoadResult
+from ._format import PROJECT_FILE
 
 __all__ = ["RECENT_FILE", "MAX_ENTRIES", "RecentProject", "RecentProjects", "RecentCorruptError"]
 

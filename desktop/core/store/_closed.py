@@ -16,12 +16,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ._atomic import atomic_write_bytes
-from .archive import ARCHIVE_DIR, archive_file_name
-from .chat.conversation import message_to_dict, now_ms
-from .chat.types import ChatMessage
-from .project_format import NodeState, Project, project_to_json
-from .text import repair_surrogates
+from ..chat.conversation import message_to_dict, now_ms
+from ..chat.types import ChatMessage
+from ..files import atomic_write_bytes
+from ..text import repair_surrogates
+from ._archive import ARCHIVE_DIR, archive_file_name
+from ._format import NodeState, Project, project_to_json
 
 __all__ = ["CLOSED_ARCHIVE_DIR", "closed_node_export", "write_closed_node"]
 

@@ -25,11 +25,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._atomic import fsync_dir
-from ._regular import open_regular, read_regular
-from .chat.conversation import Conversation, message_from_dict, message_to_dict, new_id, now_ms, split_for_cap
-from .chat.types import ChatMessage
-from .text import repair_surrogates, utf8_bytes
+from ..chat.conversation import (
+    Conversation,
+    message_from_dict,
+    message_to_dict,
+    new_id,
+    now_ms,
+    split_for_cap,
+)
+from ..chat.types import ChatMessage
+from ..files import fsync_dir, open_regular, read_regular
+from ..text import repair_surrogates, utf8_bytes
 
 __all__ = [
     "ARCHIVE_DIR",

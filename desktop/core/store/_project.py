@@ -40,11 +40,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from ._atomic import keep_copy
-from ._docstore import MAX_DEPTH, DocumentCorruptError, DocumentStore, LoadResult, depth_exceeds
-from ._lock import FileLock, LockState
-from ._regular import read_regular
-from .archive import (
+from ..chat.conversation import Conversation
+from ..chat.types import ChatMessage
+from ..config import GrantStore
+from ..files import (
+    MAX_DEPTH,
+    DocumentCorruptError,
+    DocumentStore,
+    FileLock,
+    LoadResult,
+    LockState,
+    depth_exceeds,
+    keep_copy,
+    read_regular,
+)
+from ._archive import (
     ARCHIVE_DIR,
     ArchiveContents,
     HistoryArchive,
@@ -53,11 +63,8 @@ from .archive import (
     drop_archived,
     plan_trim,
 )
-from .chat.conversation import Conversation
-from .chat.types import ChatMessage
-from .closed import write_closed_node
-from .permissions import GrantStore
-from .project_format import (
+from ._closed import write_closed_node
+from ._format import (
     CLOSED_AT_KEY,
     DEFAULT_NODE_HEIGHT,
     DEFAULT_NODE_WIDTH,

@@ -1,6 +1,6 @@
 """The settings model and its JSON mapping: ``ProviderSettings``, ``Settings``, validation.
 
-``settings.json`` (see ``desktop.core.settings``) maps to ``Settings``; ``settings_from_dict`` checks
+``settings.json`` (see ``desktop.core.config._settings``) maps to ``Settings``; ``settings_from_dict`` checks
 every field and names each problem, ``settings_to_dict`` writes unknown keys back verbatim.
 """
 
@@ -13,11 +13,11 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from .chat.types import ApiKind
-from .usage import budget_block, parse_budget
+from ..chat.types import ApiKind
+from ..usage import budget_block, parse_budget
 
 if TYPE_CHECKING:
-    from .chat.cost import Price
+    from ..chat.cost import Price
 
 __all__ = [
     "SETTINGS_VERSION",
@@ -370,7 +370,7 @@ def price_overrides_as_prices(settings: Settings) -> dict[str, Price]:
 
     Entries that are not valid (they cannot come from a loaded file) are skipped with a warning.
     """
-    from .chat.cost import Price
+    from ..chat.cost import Price
 
     out: dict[str, Price] = {}
     for key, entry in settings.price_overrides.items():

@@ -23,8 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeAlias
 
-from ._docstore import DocumentCorruptError, DocumentStore, LoadResult
-from ._lock import FileLock
+from ..files import DocumentCorruptError, DocumentStore, FileLock, LoadResult
 
 __all__ = ["GRANTS_FILE", "GrantStore", "GrantsCorruptError", "NodeGrants"]
 
