@@ -32,14 +32,17 @@ the GUI thread once the loop is closed.
 
 from __future__ import annotations
 
-import asyncio
 import gc
 import logging
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import QObject, QThread, QTimer
+
+if TYPE_CHECKING:  # start-up: asyncio loads after the first node accepts input (tests/ui/test_startup.py)
+    import asyncio
 
 log = logging.getLogger(__name__)
 
