@@ -6,6 +6,12 @@
   and every provider key variable (``CHATNODES_PROVIDER_KEY_*``, ``*_API_KEY``) is removed.
 * ``anyio_backend``: async tests marked ``@pytest.mark.anyio`` run on asyncio (anyio's pytest plugin,
   a fresh event loop per test), never on trio.
+* ``_gc_on_main_thread_once_qt_exists`` (autouse): the app's rule for the rest of the session once a
+  ``QApplication`` exists (every later test shares its Qt objects): no automatic garbage collection,
+  which starts on whichever thread allocates (a server's stderr reader, a child watcher, the
+  loopback provider); due collections run on the main thread between tests; a test during which a
+  collection ran on another thread fails. A qasync loop collected on a worker thread crashed a later
+  test inside Qt's event processing (docs/ARCHITECTURE.md, "Qt objects die on the GUI thread").
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import keyring
 import keyring.core
 import pytest
 
+from desktop.testing.gc_watch import SESSION
 from desktop.testing.keyring import MemoryKeyring
 
 
@@ -54,3 +61,14 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
     monkeypatch.setenv("CHATNODES_CONFIG_DIR", str(config_dir))
     monkeypatch.setenv("CHATNODES_LOG_DIR", str(tmp_path_factory.mktemp("logs")))  # never the user's log
     return config_dir
+
+
+@pytest.fixture(autouse=True)
+def _gc_on_main_thread_once_qt_exists() -> Iterator[None]:
+    """Once a QApplication exists: collect garbage on the main thread only; fail a test that did not."""
+    SESSION.begin()
+    yield
+    threads = SESSION.end()
+    if threads:
+        pytest.fail(f"garbage was collected on {threads} while Qt objects exist: a Qt object freed there "
+                    "crashes the GUI thread later (collect on the main thread only)", pytrace=False)

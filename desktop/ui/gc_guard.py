@@ -18,6 +18,16 @@ open, one frozen frame if it lands while answers stream or the user scrolls. It 
 the frame scheduler has rendering to do or the user has just scrolled (``frames.note_activity``);
 the young generations are still collected (about a millisecond each, at most ~5 ms measured). It
 waits at most ``MAX_DEFER_S`` and runs at the first check the window is idle.
+
+A closed qasync loop is the other Qt object that must not die on a worker thread.
+qasync runs every ``call_later``/``call_soon`` through a Qt timer of one ``QObject`` (the loop's
+``_timer``) and never stops the timer of a cancelled handle, so a loop closed with a cancelled
+``wait_for`` timeout or anyio deadline still has Qt timers running for up to its delay, and its pending
+handles keep it in a reference cycle. Freed on another thread (by a collection, or a worker dropping
+the last reference), Qt cannot stop those timers ("QObject::~QObject: Timers cannot be stopped from
+another thread") and the next ``processEvents`` delivers a timer event to the freed object: a
+segmentation fault on the GUI thread, far from the cause. :func:`release_loop_timers` stops them on
+the GUI thread once the loop is closed.
 """
 
 from __future__ import annotations
@@ -26,12 +36,17 @@ import gc
 import logging
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, QTimer
+import shiboken6
+from PySide6.QtCore import QObject, QThread, QTimer
+
+if TYPE_CHECKING:  # start-up: asyncio loads after the first node accepts input (tests/ui/test_startup.py)
+    import asyncio
 
 log = logging.getLogger(__name__)
 
-__all__ = ["GuiThreadCollector", "MAX_DEFER_S"]
+__all__ = ["GuiThreadCollector", "MAX_DEFER_S", "release_loop_timers"]
 
 MAX_DEFER_S = 30.0
 """A full collection waits for an idle moment at most this long (seconds)."""
@@ -109,3 +124,37 @@ class GuiThreadCollector(QObject):
         self._timer.stop()
         if self._was_enabled:
             gc.enable()
+
+
+def release_loop_timers(loop: asyncio.AbstractEventLoop) -> int:
+    """Stop the Qt timers a closed qasync loop still runs and drop its pending handles.
+
+    Call it on the GUI thread right after ``loop.close()``. The loop's timer object then holds no
+    Qt timer (it may be freed on any thread) and no handle (the loop leaves its reference cycle and
+    is freed by reference counting where it is dropped). A loop without qasync's timer is left alone.
+
+    Args:
+        loop: The closed loop.
+
+    Returns:
+        How many timers were stopped.
+
+    Raises:
+        RuntimeError: The loop is not closed yet, or this is not the timer's thread.
+    """
+    if not loop.is_closed():
+        raise RuntimeError("release_loop_timers: close the loop first")
+    timer = getattr(loop, "_timer", None)
+    callbacks = getattr(timer, "_SimpleTimer__callbacks", None)  # qasync's {Qt timer id: handle}
+    if not isinstance(timer, QObject) or not isinstance(callbacks, dict) or not shiboken6.isValid(timer):
+        return 0
+    if timer.thread() != QThread.currentThread():
+        raise RuntimeError("release_loop_timers: call it on the loop's (GUI) thread")
+    stopped = 0
+    for timer_id in list(callbacks):
+        timer.killTimer(timer_id)
+        stopped += 1
+    callbacks.clear()
+    if stopped:
+        log.debug("stopped %d Qt timers of a closed event loop", stopped)
+    return stopped

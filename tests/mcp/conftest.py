@@ -1,16 +1,20 @@
 """Fixtures for the MCP tests: real servers (tests/mcp/servers) run as subprocesses.
 
 Tests use anyio's pytest plugin on the asyncio backend (the app runs the manager on its qasync
-loop, an asyncio loop).
+loop, an asyncio loop); the ``*_qasync`` tests run it on a real qasync loop (``qloop``), under the
+app's rule that garbage is collected on the GUI thread only.
 """
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import os
 import select
 import subprocess
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from mcp_helpers import HTTP_TOKEN, SERVERS
@@ -19,6 +23,39 @@ from mcp_helpers import HTTP_TOKEN, SERVERS
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture
+def qloop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
+    """A qasync loop driven by the Qt event loop pytest-qt runs while waiting (as in tests/ui).
+
+    As in tests/ui: automatic garbage collection is off while the test runs (``GuiThreadCollector``),
+    and the closed loop's Qt timers are stopped here, on the GUI thread. Left to the automatic
+    collector, the loop (kept in a cycle by its pending handles) was freed during a later test by
+    whichever thread allocated (a server's stderr reader, a child watcher) and the next
+    ``processEvents`` crashed on its timer object.
+    """
+    import PySide6  # noqa: F401  (import the binding before qasync so it picks PySide6)
+    import qasync  # type: ignore[import-untyped]
+
+    from desktop.ui.gc_guard import GuiThreadCollector, release_loop_timers
+
+    collector = GuiThreadCollector(qapp)
+    loop = qasync.QEventLoop(qapp, already_running=False)
+    asyncio.set_event_loop(loop)
+    asyncio.events._set_running_loop(loop)
+    try:
+        yield loop
+    finally:
+        for task in [t for t in asyncio.all_tasks(loop) if not t.done()]:
+            task.cancel()
+        asyncio.events._set_running_loop(None)
+        asyncio.set_event_loop(None)
+        loop.close()
+        release_loop_timers(loop)
+        collector.stop()
+        collector.deleteLater()
+        gc.collect()
 
 
 @pytest.fixture

@@ -3,32 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from typing import Any
 
-import PySide6  # noqa: F401  (import the binding before qasync so it picks PySide6)
-import pytest
-import qasync  # type: ignore[import-untyped]
 from crash_helpers import WAIT_S, StatusLog, crash_server, crash_server_pids
 
 from desktop.core.mcp import McpManager, McpToolError
 from desktop.testing.processes import wait_gone
-
-
-@pytest.fixture
-def qloop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
-    """A qasync loop driven by the Qt event loop pytest-qt runs while waiting (as in tests/ui)."""
-    loop = qasync.QEventLoop(qapp, already_running=False)
-    asyncio.set_event_loop(loop)
-    asyncio.events._set_running_loop(loop)
-    try:
-        yield loop
-    finally:
-        for task in [t for t in asyncio.all_tasks(loop) if not t.done()]:
-            task.cancel()
-        asyncio.events._set_running_loop(None)
-        asyncio.set_event_loop(None)
-        loop.close()
 
 
 def test_crash_with_a_child_on_stdout_and_a_long_line_on_qasync(

@@ -44,6 +44,7 @@ def collect_on_gui_thread(qapp: Any) -> Iterator[None]:
 def qloop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
     """A qasync event loop driven by the Qt event loop that pytest-qt runs while waiting."""
     from desktop.app import track_async_generators
+    from desktop.ui.gc_guard import release_loop_timers
 
     loop = qasync.QEventLoop(qapp, already_running=False)
     asyncio.set_event_loop(loop)
@@ -71,6 +72,7 @@ def qloop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
         asyncio.events._set_running_loop(None)
         asyncio.set_event_loop(None)
         loop.close()
+        release_loop_timers(loop)  # freed later on a worker thread, a live Qt timer crashes the GUI thread
 
 
 def run_coro(qtbot: Any, loop: asyncio.AbstractEventLoop, coro: Any, timeout: int = 10_000) -> Any:
