@@ -264,3 +264,31 @@ def test_file_import_clicked_and_a_file_typed_in_the_chooser(
                        "written.\n  + Which town (6 messages, 3 branches)")
     (node,) = [n for n in window.nodes() if n.title == "Which town"]
     assert node.conversation.messages[-1].content.endswith("Ravello is quieter.")
+
+
+def test_settings_mcp_add_form_ok_then_ok_saves_and_starts_the_server(
+    qtbot: Any, open_window: Any, fake: FakeProvider, tmp_path: Path
+) -> None:
+    window = open_with_fake(open_window, fake, tmp_path)
+    server = Path(__file__).resolve().parents[1] / "mcp" / "servers" / "stdio_server.py"
+    settings = _open_settings(qtbot, window)
+    _show_tab(qtbot, settings, "MCP servers")
+    click(qtbot, child(settings, QPushButton, "mcpAddButton"))
+    form = top_level(qtbot, QDialog, "mcpServerDialog")
+    type_text(qtbot, child(form, QLineEdit, "mcpFormName"), "local")
+    type_text(qtbot, child(form, QLineEdit, "mcpFormCommand"), sys.executable)
+    type_text(qtbot, child(form, QPlainTextEdit, "mcpFormArgs"), str(server))
+    click_ok(qtbot, form)
+    qtbot.waitUntil(lambda: not form.isVisible(), timeout=5000)
+    assert settings.mcp_page.server_names() == ["local"]
+    assert "mcpServers" not in _saved_settings(tmp_path / "config")  # nothing stored before the second OK
+    click_ok(qtbot, settings)
+    qtbot.waitUntil(lambda: not settings.isVisible(), timeout=5000)
+    assert _saved_settings(tmp_path / "config")["mcpServers"] == {
+        "local": {"command": sys.executable, "args": [str(server)]}}
+
+    def ready() -> bool:
+        status = window.context.mcp.statuses().get("local")
+        return status is not None and status.state == "ready"
+
+    qtbot.waitUntil(ready, timeout=15_000)  # the second OK started the server the form described
