@@ -1,6 +1,7 @@
 """More flows as a user drives them (issue 31 item 3): slash commands typed in the input, a model typed
-in the node's picker, File → Project budget… clicked and a sum typed, Settings → Providers' Add… menu and
-Remove button, a built-in price double-clicked and overridden, Ctrl+Q."""
+in the node's picker, File → Project budget… chosen and a sum typed, Settings → Providers' Add… menu and
+Remove button, a built-in price double-clicked and overridden, Ctrl+Q, Ctrl+E and Ctrl+O (the platform's
+file dialogs stood in for by the ``QFileDialog`` static call each action makes)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDoubleSpinBox,
+    QFileDialog,
+    QLabel,
     QLineEdit,
     QListWidget,
     QPushButton,
@@ -207,3 +210,53 @@ def test_ctrl_q_closes_the_window_and_saves(qtbot: Any, open_window: Any, fake: 
     assert window.is_shut_down()
     (saved,) = _saved(tmp_path / "project" / "project.json")["nodes"]
     assert saved["title"] == "Before quitting"
+
+
+def test_ctrl_e_exports_the_active_conversation_where_the_user_chose(
+    qtbot: Any, open_window: Any, fake: FakeProvider, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "exported.md"
+    asked: list[tuple[str, str]] = []
+
+    def save_as(_parent: Any, caption: str, start: str, *_rest: Any) -> tuple[str, str]:
+        asked.append((caption, start))
+        return str(target), ""
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(save_as))  # the platform's dialog
+    window = open_with_fake(open_window, fake, tmp_path)
+    node = window.nodes()[0]
+    node.set_title("Trip plan")
+    fake.script(Turn(text="An **answer**."))
+    type_text(qtbot, node.chat_input, "a question")
+    with qtbot.waitSignal(node.run_finished, timeout=10_000):
+        qtbot.keyClick(node.chat_input, Qt.Key.Key_Return)
+    press(qtbot, "Ctrl+E", node.chat_input)
+    assert asked == [("Export conversation", str(tmp_path / "project" / "Trip plan.md"))]
+    assert target.read_text(encoding="utf-8") == (
+        "# Trip plan\n\n## You\n\na question\n\n## Assistant (gpt-4o-mini)\n\nAn **answer**.\n")
+
+
+def test_ctrl_o_opens_another_project_and_back(
+    qtbot: Any, open_window: Any, fake: FakeProvider, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chosen: list[Path] = []
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory",
+                        staticmethod(lambda *_args: str(chosen[-1])))  # the platform's folder dialog
+    window = open_with_fake(open_window, fake, tmp_path)
+    first = window.nodes()[0]
+    fake.script(Turn(text="answer in one"))
+    type_text(qtbot, first.chat_input, "question in one")
+    with qtbot.waitSignal(first.run_finished, timeout=10_000):
+        qtbot.keyClick(first.chat_input, Qt.Key.Key_Return)
+    chosen.append(tmp_path / "two")
+    press(qtbot, "Ctrl+O", first.chat_input)
+    assert window.project_dir == (tmp_path / "two").resolve()
+    (fresh,) = window.nodes()
+    assert fresh.conversation.messages == []
+    assert child(window, QLabel, "projectPathLabel").text() == str(tmp_path / "two")
+    assert window.windowTitle() == "two — Chat Nodes"
+    chosen.append(tmp_path / "project")
+    press(qtbot, "Ctrl+O", fresh.chat_input)
+    (back,) = window.nodes()
+    assert [m.content for m in back.conversation.messages] == ["question in one", "answer in one"]
+    assert window.windowTitle() == "project — Chat Nodes"
