@@ -61,8 +61,9 @@ def _hover_and_choose(qtbot: Any, menu: QMenu, spot: QPoint) -> None:
     """Move the pointer onto ``spot`` in ``menu`` (the item there lights up) and press Enter.
 
     The pointer comes from the menu's right edge first: a menu ignores a pointer that has not moved
-    since it opened. Enter, not a click: under the offscreen platform a press in a menu opened from the
-    menu bar a second time in one window closes the menu without choosing (the first time it works).
+    since it opened. Enter, not a click: a synthesized press in a menu-bar menu opened a second time in
+    one test closes the menu without choosing (offscreen and xcb alike, with or without a dialog in
+    between; the first time it works), a test-input quirk of reused popups, not the app's.
     """
     qtbot.mouseMove(menu, QPoint(menu.width() - 3, spot.y()))
     qtbot.mouseMove(menu, spot)
