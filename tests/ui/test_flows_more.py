@@ -260,3 +260,32 @@ def test_ctrl_o_opens_another_project_and_back(
     (back,) = window.nodes()
     assert [m.content for m in back.conversation.messages] == ["question in one", "answer in one"]
     assert window.windowTitle() == "project — Chat Nodes"
+
+
+def test_settings_general_a_budget_and_a_default_model_typed_then_ok(
+    qtbot: Any, open_window: Any, fake: FakeProvider, tmp_path: Path
+) -> None:
+    window = open_with_fake(open_window, fake, tmp_path)
+    dialog = _open_settings(qtbot, window)
+    _show_tab(qtbot, dialog, "General")
+    budget = child(dialog, QDoubleSpinBox, "budgetSpin")
+    assert budget.text() == "No budget"
+    replace_text(qtbot, budget, "40")
+    model = child(dialog, QComboBox, "defaultModelCombo")
+    replace_text(qtbot, model.lineEdit(), "fake-model-small")
+    click_ok(qtbot, dialog)
+    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=5000)
+    saved = _saved(tmp_path / "config" / "settings.json")
+    assert (saved["budget"], saved["default_model"]) == ({"monthly_usd": 40.0}, "fake-model-small")
+    press(qtbot, "Ctrl+N", window.nodes()[0].chat_input)  # a new node starts on the new default
+    new = window.nodes()[-1]
+    fake.script(Turn(text="small answer"))
+    type_text(qtbot, new.chat_input, "hello")
+    with qtbot.waitSignal(new.run_finished, timeout=10_000):
+        qtbot.keyClick(new.chat_input, Qt.Key.Key_Return)
+    (body,) = _chat_posts(fake)
+    assert body["model"] == "fake-model-small"
+    again = _open_settings(qtbot, window)
+    _show_tab(qtbot, again, "General")
+    assert child(again, QDoubleSpinBox, "budgetSpin").value() == 40.0
+    qtbot.keyClick(again, Qt.Key.Key_Escape)
