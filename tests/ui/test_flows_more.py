@@ -1,7 +1,8 @@
 """More flows as a user drives them (issue 31 item 3): slash commands typed in the input, a model typed
 in the node's picker, File → Project budget… chosen and a sum typed, Settings → Providers' Add… menu and
-Remove button, a built-in price double-clicked and overridden, Ctrl+Q, Ctrl+E and Ctrl+O (the platform's
-file dialogs stood in for by the ``QFileDialog`` static call each action makes)."""
+Remove button, a built-in price double-clicked and overridden, Settings → General's budget and default
+model typed, Ctrl+Q, Ctrl+E and Ctrl+O (the platform's file dialogs stood in for by the ``QFileDialog``
+static call each action makes)."""
 
 from __future__ import annotations
 
