@@ -68,6 +68,7 @@ def test_edits_and_regenerates_make_a_tree_with_counts_costs_and_previews() -> N
     m = branch_map(conv.messages, None, PRICES)
     assert (m.messages, m.leaves) == (2, 3)
     assert m.cost.usd == pytest.approx(_usd(30))
+    assert m.total.usd == pytest.approx(_usd(10, 11, 20, 20, 30))  # every version, as the cost chip
     [edit] = m.points
     assert (edit.carrier_id, edit.kind, edit.index) == (one.id, "edit", 0)
     assert edit.prompt == "ONE, said differently this time with many words…"

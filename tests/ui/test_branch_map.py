@@ -78,7 +78,7 @@ def test_the_map_lists_edits_and_regenerates_and_a_click_switches_the_node(qtbot
     assert summary is not None and "3 branches" in summary.text()
     current = row(dialog, "“second”")
     assert "shown" in current.text(0) and current.text(1) == "2" and current.font(0).bold()
-    answers = row(dialog, "Regenerated answer to “first”: 2 answers")
+    answers = row(dialog, "↻ Answer to “first” regenerated · 2 answers")
     assert [answers.child(i).text(0) for i in range(answers.childCount())] == ["1/2  “A1”", "2/2  “A2”"]
     a2_row = answers.child(1)
     assert a2_row.text(1) == "1"

@@ -39,6 +39,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ._vread import responses_in
 from ._vstore import FORKED_FROM_KEY, KEYS, ForkKind, materialize, read, resolve, table_of
 from .cost import ConversationCost, Price, conversation_cost
 from .locate import VersionStep
@@ -148,6 +149,7 @@ class BranchMap:
     Attributes:
         messages: Messages of the shown path.
         cost: What its assistant messages cost.
+        total: What every version's assistant messages cost (the node's cost chip).
         points: The fork points along it, in path order (an edit before an answer at one carrier).
         forks: The forks made from its messages, in path order.
         leaves: How many whole conversations the versions make (1: no versions).
@@ -155,6 +157,7 @@ class BranchMap:
 
     messages: int
     cost: ConversationCost
+    total: ConversationCost
     points: tuple[BranchPoint, ...]
     forks: tuple[ForkLink, ...]
     leaves: int
@@ -278,4 +281,5 @@ def branch_map(messages: Sequence[ChatMessage], model: str | None,
             origins.setdefault(origin, []).append(peer)
     b = _Builder(model, overrides, origins)
     points = tuple(b.points(messages, 0, (), None, False, 0))
-    return BranchMap(len(messages), b.cost(messages), points, b.forks(messages, 0), 1 + b.stored)
+    total = conversation_cost(responses_in(messages), model, overrides)
+    return BranchMap(len(messages), b.cost(messages), total, points, b.forks(messages, 0), 1 + b.stored)

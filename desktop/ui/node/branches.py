@@ -80,8 +80,8 @@ def _quoted(text: str) -> str:
 def _point_text(point: BranchPoint) -> str:
     n = len(point.branches)
     if point.kind == "edit":
-        return f"Edit at message {point.index + 1}: {_plural(n, 'version')}"
-    return f"Regenerated answer to {_quoted(point.prompt)}: {_plural(n, 'answer')}"
+        return f"✎ Message {point.index + 1} edited · {_plural(n, 'version')}"
+    return f"↻ Answer to {_quoted(point.prompt)} regenerated · {_plural(n, 'answer')}"
 
 
 class BranchMapDialog(QDialog):
@@ -115,6 +115,7 @@ class BranchMapDialog(QDialog):
         self.tree.setRootIsDecorated(True)
         self.tree.setUniformRowHeights(True)
         self.tree.setMouseTracking(True)
+        self.tree.setSelectionMode(QTreeWidget.SelectionMode.NoSelection)
         header = self.tree.header()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
@@ -155,6 +156,7 @@ QTreeWidget#branchTree::item:hover {{ background: {c.chip_bg}; }}
             f"<b>{_plural(bm.leaves, 'branch', 'branches')}</b> · "
             f"{_plural(len(bm.points), 'edit or regenerate point')} on the shown path"
             + (f" · {_plural(forks, 'fork')} to other nodes" if forks else "")
+            + f" · all versions cost {format_cost(bm.total)}"
         )
         self.tree.clear()
         root = QTreeWidgetItem(self.tree, ["Shown conversation", str(bm.messages), format_cost(bm.cost)])
@@ -167,6 +169,7 @@ QTreeWidget#branchTree::item:hover {{ background: {c.chip_bg}; }}
             empty.setForeground(0, QBrush(self._muted))
             empty.setFlags(Qt.ItemFlag.ItemIsEnabled)
         self.tree.expandAll()
+        self.tree.setCurrentItem(None)
         self.note.hide()
 
     @staticmethod
@@ -182,7 +185,7 @@ QTreeWidget#branchTree::item:hover {{ background: {c.chip_bg}; }}
     def _add_children(self, parent: QTreeWidgetItem, points: Sequence[BranchPoint],
                       forks: Sequence[ForkLink]) -> None:
         rows: list[tuple[int, int, BranchPoint | ForkLink]] = [(p.index, 0, p) for p in points]
-        rows += [(f.index + 1, 1, f) for f in forks]  # after the points at the forked message
+        rows += [(f.index, 1, f) for f in forks]  # after the points at the forked message
         rows.sort(key=lambda r: (r[0], r[1]))
         for _index, _order, row in rows:
             if isinstance(row, BranchPoint):
