@@ -24,7 +24,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QModelIndex, QObject, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import QDialog, QHeaderView, QLabel, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
@@ -169,7 +169,7 @@ QTreeWidget#branchTree::item:hover {{ background: {c.chip_bg}; }}
             empty.setForeground(0, QBrush(self._muted))
             empty.setFlags(Qt.ItemFlag.ItemIsEnabled)
         self.tree.expandAll()
-        self.tree.setCurrentItem(None)
+        self.tree.setCurrentIndex(QModelIndex())
         self.note.hide()
 
     @staticmethod
