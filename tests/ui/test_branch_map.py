@@ -12,7 +12,7 @@ from test_app_support import fake_provider_entry, write_settings
 from test_chat_node_support import make_env  # noqa: F401
 
 from desktop.core.chat.cost import conversation_cost, format_cost
-from desktop.testing import FakeProvider, Turn
+from desktop.testing import FakeProvider, Fault, Turn
 from desktop.ui.node.branches import BranchMapDialog
 from desktop.ui.node.chat_node import ChatNodeWidget
 
@@ -94,6 +94,34 @@ def test_the_map_lists_edits_and_regenerates_and_a_click_switches_the_node(qtbot
     click_row(qtbot, dialog, row(dialog, "“second”"))
     assert texts(node) == ["second", "A3"]
     qtbot.waitUntil(lambda: shown(node) == ["second", "A3"], timeout=10_000)
+
+
+def test_keys_reach_a_branch_and_a_busy_node_says_why_it_does_not_switch(qtbot: Any, make_env: Any) -> None:
+    env = make_env()
+    node = env.node
+    slow = Turn(text="word " * 300, chunk_chars=5, fault=Fault.stall(after_events=10, seconds=3600))
+    env.fake.script(Turn(text="A1"), Turn(text="A2"), slow)
+    with qtbot.waitSignal(node.run_finished, timeout=10_000):
+        node.submit("q")
+    with qtbot.waitSignal(node.run_finished, timeout=10_000):
+        node.versions.regenerate(node.conversation.messages[1].id)
+    dialog = open_map(qtbot, node)
+    tree = dialog.tree
+    tree.setFocus()
+    for _ in range(3):  # the shown conversation, the point, answer 1
+        qtbot.keyClick(tree, Qt.Key.Key_Down)
+    assert tree.currentItem() is row(dialog, "“A1”")
+    qtbot.keyClick(tree, Qt.Key.Key_Return)
+    assert texts(node) == ["q", "A1"]
+    node.submit("long one")
+    qtbot.waitUntil(lambda: len(node.conversation.messages) == 4, timeout=5000)  # streaming
+    assert node.is_busy()
+    click_row(qtbot, dialog, row(dialog, "“A2”"))
+    note = dialog.findChild(QLabel, "branchNote")
+    assert note is not None and note.isVisible() and "answering" in note.text()
+    assert texts(node)[:2] == ["q", "A1"]
+    node.stop()
+    qtbot.waitUntil(lambda: not node.is_busy(), timeout=5000)
 
 
 def test_without_versions_the_map_says_how_to_make_one(qtbot: Any, make_env: Any) -> None:
