@@ -155,3 +155,32 @@ def test_a_fork_link_shows_the_forked_node(
     assert "“A1”" in link.text(0)
     click_row(qtbot, dialog, link)
     qtbot.waitUntil(lambda: window.active_node() is fork, timeout=10_000)
+
+
+def test_the_map_follows_a_switch_to_dark(qtbot: Any, make_env: Any) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    from desktop.ui import theme
+    from desktop.ui.node.style import node_colors
+
+    env = make_env()
+    env.fake.script(Turn(text="A1"), Turn(text="A2"))
+    with qtbot.waitSignal(env.node.run_finished, timeout=10_000):
+        env.node.submit("q")
+    with qtbot.waitSignal(env.node.run_finished, timeout=10_000):
+        env.node.versions.regenerate(env.node.conversation.messages[1].id)
+    dialog = open_map(qtbot, env.node)
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    before = (app.palette(), app.styleSheet(), app.style().name(), theme._current, theme._current_applied)
+    try:
+        theme.apply_theme(app, "dark")
+        dark = node_colors(app.palette())
+        qtbot.waitUntil(lambda: dark.base in dialog.styleSheet())
+        assert row(dialog, "“A2”").background(0).color().name() == dark.user_bubble  # the shown one
+    finally:
+        palette, sheet, style, theme._current, theme._current_applied = before
+        app.setStyle(style)
+        app.setPalette(palette)
+        app.setStyleSheet(sheet)
+    qtbot.waitUntil(lambda: dark.base not in dialog.styleSheet())

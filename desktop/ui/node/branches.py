@@ -24,8 +24,8 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtCore import QModelIndex, QObject, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QGuiApplication
 from PySide6.QtWidgets import QDialog, QHeaderView, QLabel, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from desktop.core.chat.branches import Branch, BranchMap, BranchPoint, ForkLink, Peer, branch_map
@@ -121,6 +121,7 @@ class BranchMapDialog(QDialog):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        self._shown: tuple[str, BranchMap] | None = None
         self.tree.itemClicked.connect(self._on_clicked)
         self.tree.itemActivated.connect(self._on_clicked)  # Enter on a row
         layout.addWidget(self.tree, 1)
@@ -131,8 +132,19 @@ class BranchMapDialog(QDialog):
         layout.addWidget(self.note)
         self._style()
 
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
+        """Follow light/dark switches of the application palette (its own style sheet also sends
+        ``PaletteChange``: the application's colours are then unchanged and nothing happens)."""
+        if event.type() in (QEvent.Type.ApplicationPaletteChange, QEvent.Type.PaletteChange,
+                            QEvent.Type.ThemeChange):
+            self._style()
+        super().changeEvent(event)
+
     def _style(self) -> None:
-        c = node_colors(self.palette())
+        c = node_colors(QGuiApplication.palette())  # its own palette follows its style sheet
+        if c == getattr(self, "_colors", None):
+            return
+        self._colors = c
         self._accent = QColor(c.user_bubble)
         self._link = QColor(c.link)
         self._muted = QColor(c.muted)
@@ -145,11 +157,15 @@ QTreeWidget#branchTree {{ background: {c.base}; border: 1px solid {c.subtle_bord
 QTreeWidget#branchTree::item {{ padding: 3px 2px; }}
 QTreeWidget#branchTree::item:hover {{ background: {c.chip_bg}; }}
 """)
+        shown: tuple[str, BranchMap] | None = getattr(self, "_shown", None)
+        if shown is not None:
+            self.show_map(*shown)  # the rows' own colours
 
     # -- filling
 
     def show_map(self, title: str, bm: BranchMap) -> None:
         """Show ``bm``, the map of the node titled ``title`` (the rows are rebuilt, expanded)."""
+        self._shown = (title, bm)
         self.setWindowTitle(f"Branches — {title}" if title else "Branches")
         forks = self._count_forks(bm)
         self.summary.setText(
