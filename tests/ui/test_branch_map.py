@@ -155,6 +155,9 @@ def test_a_fork_link_shows_the_forked_node(
     assert "“A1”" in link.text(0)
     click_row(qtbot, dialog, link)
     qtbot.waitUntil(lambda: window.active_node() is fork, timeout=10_000)
+    assert not dialog.isVisible()
+    fork_map = open_map(qtbot, fork)  # the fork's own map: no versions, no forks of its own
+    assert item_for(fork_map, "No branches yet") is not None
 
 
 def test_the_map_follows_a_switch_to_dark(qtbot: Any, make_env: Any) -> None:

@@ -10,8 +10,8 @@ accent colour and says "shown"; costs read as the cost chip does (``format_cost`
 Clicking a version switches the node to it: the steps go through ``NodeVersions.switch_steps``, the
 same switch (``versions.switch_fork``) the ``‹ 2/3 ›`` rows make, and the map redraws with the new
 shown path. Clicking a fork asks the window to show that node (``node_requested``; the window
-sets :attr:`NodeBranches.peers` so the map knows the project's other nodes). While the node is
-busy the map shows why nothing switches.
+sets :attr:`NodeBranches.peers` so the map knows the project's other nodes) and closes the map.
+While the node is busy the map shows why nothing switches.
 
 The button stays enabled when the conversation has no versions: the map then says how to make one
 (edit a message or regenerate an answer), which teaches the feature where a disabled button would
@@ -334,6 +334,8 @@ class NodeBranches(QObject):
         return ok
 
     def _on_node_chosen(self, node_id: str) -> None:
+        if self.dialog is not None:
+            self.dialog.hide()  # the user went to the other node; its own map is one click away
         self.node_requested.emit(node_id)
 
     def _refresh_if_open(self) -> None:
