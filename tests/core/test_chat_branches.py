@@ -9,7 +9,14 @@ from desktop.core.chat.conversation import Conversation, append_message, create_
 from desktop.core.chat.cost import Price
 from desktop.core.chat.locate import VersionStep
 from desktop.core.chat.types import ChatMessage, ToolCall, Usage
-from desktop.core.chat.versions import edit_user_message, fork_prefix, regenerate, switch_fork
+from desktop.core.chat.versions import (
+    ANSWERS_KEY,
+    TAILS_KEY,
+    edit_user_message,
+    fork_prefix,
+    regenerate,
+    switch_fork,
+)
 
 PRICES = {"m": Price(input=1.0, output=2.0)}  # an answer with Usage(t, 2) costs (t + 4) / 1e6
 
@@ -116,7 +123,8 @@ def test_an_edit_and_a_regenerate_on_one_message_are_two_points_edit_first() -> 
     edit_user_message(conv, conv.messages[0].id, "q2")
     switch_fork(conv, conv.messages[0].id, "edit", 1)  # back to "q" and its two answers
     m = branch_map(conv.messages, None, PRICES)
-    assert [(p.kind, p.index, len(p.branches)) for p in m.points] == [("edit", 0, 2), ("answer", 1, 2)]
+    assert [(p.kind, p.index, len(p.branches), p.versions) for p in m.points] == [
+        ("edit", 0, 2, 2), ("answer", 1, 2, 2)]
     assert m.leaves == 3
     assert [b.preview for b in m.points[1].branches] == ["a1", "a2"]
 
@@ -166,3 +174,18 @@ def test_unpriced_models_report_estimated_costs() -> None:
     conv = _edited_and_regenerated()
     m = branch_map(conv.messages, None, {})
     assert m.cost.unpriced == 1 and m.points[0].branches[0].cost.unpriced == 3
+
+
+def test_an_unreadable_stored_version_is_left_out_and_the_count_stays_the_records() -> None:
+    conv = create_conversation()
+    append_message(conv, "user", "q")
+    regenerate(conv, _answer(conv, "a1", 1).id)
+    regenerate(conv, _answer(conv, "a2", 2).id)
+    _answer(conv, "a3", 3)
+    carrier = conv.messages[0]
+    table = carrier.extra[TAILS_KEY]
+    first_ref = carrier.extra[ANSWERS_KEY]["others"][0]
+    carrier.extra = {**carrier.extra, TAILS_KEY: {**table, first_ref: [{"role": 5}]}}
+    [point] = branch_map(conv.messages, None, PRICES).points
+    assert point.versions == 3
+    assert [(b.k, b.preview, b.shown) for b in point.branches] == [(2, "a2", False), (3, "a3", True)]

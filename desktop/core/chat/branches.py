@@ -132,7 +132,8 @@ class BranchPoint:
         index: The 0-based path position where the alternatives start (the carrier's own for an
             edit, the one after it for an answer).
         prompt: The first words of the carrier (the shown version's, for an edit).
-        branches: Every version, in version order (``branches[k - 1]``).
+        branches: Every readable version, in version order (an unreadable one is left out and logged).
+        versions: How many versions the point records (``n`` of ``k/n``, as its ``‹ k/n ›`` row).
     """
 
     carrier_id: str
@@ -140,6 +141,7 @@ class BranchPoint:
     index: int
     prompt: str
     branches: tuple[Branch, ...]
+    versions: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,7 +252,7 @@ class _Builder:
                 inner = tuple(self.points(tail, start, here, table, kind == "edit", depth + 1))
             branches.append(Branch(k, False, here, len(tail), self.cost(tail), preview(tail), inner,
                                    self.forks(tail, start)))
-        return BranchPoint(carrier.id, kind, start, preview([carrier]), tuple(branches))
+        return BranchPoint(carrier.id, kind, start, preview([carrier]), tuple(branches), len(others) + 1)
 
 
 def _tail(raw: object) -> list[ChatMessage] | None:

@@ -78,7 +78,7 @@ def _quoted(text: str) -> str:
 
 
 def _point_text(point: BranchPoint) -> str:
-    n = len(point.branches)
+    n = point.versions
     if point.kind == "edit":
         return f"✎ Message {point.index + 1} edited · {_plural(n, 'version')}"
     return f"↻ Answer to {_quoted(point.prompt)} regenerated · {_plural(n, 'answer')}"
@@ -218,8 +218,7 @@ QTreeWidget#branchTree::item:hover {{ background: {c.chip_bg}; }}
             self._add_branch(item, point, branch)
 
     def _add_branch(self, parent: QTreeWidgetItem, point: BranchPoint, branch: Branch) -> None:
-        n = len(point.branches)
-        label = f"{branch.k}/{n}  {_quoted(branch.preview)}"
+        label = f"{branch.k}/{point.versions}  {_quoted(branch.preview)}"
         item = QTreeWidgetItem(parent, [label + ("   ● shown" if branch.shown else ""),
                                         str(branch.messages), format_cost(branch.cost)])
         self._align(item)
