@@ -28,6 +28,7 @@ from desktop.core.chat.versions import CostSplit
 from desktop.core.store import NodeState, TrimInfo, apply_trim
 from desktop.ui.money.budget_card import BudgetCard
 from desktop.ui.node.attach import NodeAttachments
+from desktop.ui.node.branches import NodeBranches
 from desktop.ui.node.commands import NodeCommands
 from desktop.ui.node.costs import NodeCosts
 from desktop.ui.node.header import NodeHeader
@@ -93,6 +94,7 @@ class ChatNodeWidget(QWidget):
         self._build_ui(deferred)
         self.chat_input.edit_last_requested.connect(self.versions.edit_last)
         self.node_tools = attach_node_tools(self, services)  # MCP: Tools menu, grants (tools.py)
+        self.branches = NodeBranches(self, services)  # the header's branch map (branches.py)
         self._apply_style()
         self.model_choice.reload()
         self.update_chips()

@@ -37,7 +37,8 @@ class NodeHeader(QFrame):
 
     Children (object names): ``nodeTitle``, ``tokenChip``, ``costChip``, ``providerPicker``,
     ``modelPicker`` (editable: any model id can be typed), ``toolsButton`` (the node's Tools menu:
-    ``desktop.ui.node.tools`` fills it), ``toolsStatus`` (a line shown while a send waits for MCP
+    ``desktop.ui.node.tools`` fills it), ``branchesButton`` (opens the branch map:
+    ``desktop.ui.node.branches``), ``toolsStatus`` (a line shown while a send waits for MCP
     servers), ``contextMeter`` (a thin bar: the last exchange's tokens against the model's context
     window; hidden when the window is unknown; its ``warning`` property turns true at 80 %).
 
@@ -103,6 +104,13 @@ class NodeHeader(QFrame):
         self.tools_button.setToolTip("Tools this node's model may use (built-in and MCP servers)")
         self.tools_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         row2.addWidget(self.tools_button)
+        self.branches_button = QToolButton(self)  # opens the branch map (branches.py)
+        self.branches_button.setObjectName("branchesButton")
+        self.branches_button.setText("Branches")
+        self.branches_button.setAccessibleName("Branches")
+        self.branches_button.setToolTip("The versions of this conversation: every edit and regenerate, "
+                                        "and the forks made from it")
+        row2.addWidget(self.branches_button)
         hl.addLayout(row2)
         self.tools_status = QLabel(self)
         self.tools_status.setObjectName("toolsStatus")

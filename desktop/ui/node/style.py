@@ -142,7 +142,11 @@ QToolButton#toolsButton {{
     border: 1px solid {c.border}; border-radius: 6px; padding: 3px 22px 3px 10px; background: {c.base};
     color: {c.text};
 }}
-QToolButton#toolsButton:hover {{ border-color: {c.accent}; }}
+QToolButton#toolsButton:hover, QToolButton#branchesButton:hover {{ border-color: {c.accent}; }}
+QToolButton#branchesButton {{
+    border: 1px solid {c.border}; border-radius: 6px; padding: 3px 10px; background: {c.base};
+    color: {c.text};
+}}
 QToolButton#toolsButton::menu-indicator {{
     image: url("{arrow_image("down", "dark" if QColor(c.base).lightness() < 128 else "light") or ""}");
     subcontrol-origin: padding; subcontrol-position: center right; right: 7px; width: 9px; height: 9px;

@@ -11,7 +11,7 @@ awaiting approval in a replaced part of the conversation is denied first.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, Signal
@@ -29,6 +29,7 @@ from desktop.core.chat.versions import (
 from desktop.core.store import NodeState, new_node_state
 
 if TYPE_CHECKING:
+    from desktop.core.chat.locate import VersionStep
     from desktop.core.chat.loop import ApprovalDecision
     from desktop.ui.transcript.transcript import Transcript
     from desktop.ui.transcript.views import MessageView
@@ -204,6 +205,23 @@ class NodeVersions(QObject):
         self._deny_pending_from(control.carrier_id, answer=control.kind == "answer")
         switch_fork(self._node.conversation, control.carrier_id, control.kind, k)
         self._replaced()
+
+    def switch_steps(self, steps: Sequence[VersionStep]) -> bool:
+        """Show the version ``steps`` lead to (the branch map): each one ``switch_fork``, as the
+        ``‹ k/n ›`` rows switch; False (and the steps before it kept) when one cannot be applied."""
+        if self._node.is_busy() or not steps:
+            return False
+        self._deny_pending_from(steps[0].carrier_id, answer=steps[0].kind == "answer")
+        ok = True
+        for step in steps:
+            try:
+                switch_fork(self._node.conversation, step.carrier_id, step.kind, step.k)
+            except (KeyError, ValueError) as exc:
+                log.warning("could not switch to version %d at %s: %s", step.k, step.carrier_id, exc)
+                ok = False
+                break
+        self._replaced()
+        return ok
 
     def fork(self, message_id: str) -> None:
         """Ask for a new node with the history up to and including ``message_id``."""

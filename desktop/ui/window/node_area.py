@@ -21,6 +21,7 @@ from PySide6.QtCore import QEvent, QObject, QRect, Signal
 from PySide6.QtGui import QAction, QIcon, QPixmap, QResizeEvent
 from PySide6.QtWidgets import QMdiArea, QMdiSubWindow, QWidget
 
+from desktop.core.chat.branches import Peer
 from desktop.ui.theme import app_icon
 from desktop.ui.window.node_layout import NodeLayout
 from desktop.ui.window.placement import beside, fit_inside, slot_rect
@@ -218,6 +219,9 @@ class NodeArea(QObject):
             node.title_changed.connect(lambda title, s=sub: s.setWindowTitle(title or "Chat"))
             node.run_finished.connect(lambda _reason: self.run_finished.emit())
             node.fork_requested.connect(lambda fork, source=node: self.open_fork(source, fork))
+            node.branches.peers = lambda nid: [Peer(n.node_id, n.title, n.conversation.messages)
+                                               for n in self.nodes() if n.node_id != nid]  # fork links
+            node.branches.node_requested.connect(self.focus_node_id)
             sub.show()
             if self.is_tabbed():
                 sub.showMaximized()
@@ -247,6 +251,11 @@ class NodeArea(QObject):
             node = self.add_node(state)
         self.changed.emit()
         return node
+
+    def focus_node_id(self, node_id: str) -> None:
+        """``focus_node`` by id (a branch map's fork link); nothing when that node is not open."""
+        if (node := self.node(node_id)) is not None:
+            self.focus_node(node)
 
     def focus_node(self, node: ChatNodeWidget) -> None:
         """Make ``node``'s sub-window the active one, the keyboard focus in its message input."""
