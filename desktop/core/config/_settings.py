@@ -28,8 +28,32 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..files import DocumentCorruptError, DocumentStore, FileLock, LoadResult, LockState
-from ._format import SETTINGS_VERSION, ProviderSettings, Settings, SettingsError, price_overrides_as_prices, settings_from_dict, settings_to_dict
-from ._keys import ENV_KEY_PREFIX, KeyCache, KeyLookup, KeyResolution, KeySourceName, ProviderTarget, SendTarget, choose_model, env_var_for_provider, follow_keys, keyed_providers, known_keys, provider_config, resolve_key, resolve_provider
+from ._format import (
+    SETTINGS_VERSION,
+    ProviderSettings,
+    Settings,
+    SettingsError,
+    price_overrides_as_prices,
+    settings_from_dict,
+    settings_to_dict,
+)
+from ._keys import (
+    ENV_KEY_PREFIX,
+    KeyCache,
+    KeyLookup,
+    KeyResolution,
+    KeySourceName,
+    ProviderTarget,
+    SendTarget,
+    choose_model,
+    env_var_for_provider,
+    follow_keys,
+    keyed_providers,
+    known_keys,
+    provider_config,
+    resolve_key,
+    resolve_provider,
+)
 from ._presets import PROVIDER_PRESETS, default_settings, preset
 
 __all__ = [

@@ -54,9 +54,32 @@ from ..files import (
     keep_copy,
     read_regular,
 )
-from ._archive import ARCHIVE_DIR, ArchiveContents, HistoryArchive, TrimInfo, apply_trim, drop_archived, plan_trim
+from ._archive import (
+    ARCHIVE_DIR,
+    ArchiveContents,
+    HistoryArchive,
+    TrimInfo,
+    apply_trim,
+    drop_archived,
+    plan_trim,
+)
 from ._closed import write_closed_node
-from ._format import CLOSED_AT_KEY, DEFAULT_NODE_HEIGHT, DEFAULT_NODE_WIDTH, MAX_CLOSED, PROJECT_FILE, PROJECT_VERSION, NodeState, Project, conversation_from_dict, decode_project, new_node_state, new_project, project_from_dict, project_to_json
+from ._format import (
+    CLOSED_AT_KEY,
+    DEFAULT_NODE_HEIGHT,
+    DEFAULT_NODE_WIDTH,
+    MAX_CLOSED,
+    PROJECT_FILE,
+    PROJECT_VERSION,
+    NodeState,
+    Project,
+    conversation_from_dict,
+    decode_project,
+    new_node_state,
+    new_project,
+    project_from_dict,
+    project_to_json,
+)
 
 __all__ = [
     "ARCHIVE_DIR",
