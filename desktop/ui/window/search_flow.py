@@ -181,7 +181,8 @@ class SearchFlow(QObject):
             return False
         area = self._host.node_area
         area.mdi.setActiveSubWindow(area.subwindow_of(node))
-        del archived  # the archive link (item 3) loads it
+        if archived:
+            node.archive.load_all()
         if not reveal_message(node, message_id):
             return False
         if self.go_to_hook is not None:
