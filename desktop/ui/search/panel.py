@@ -42,8 +42,8 @@ __all__ = ["DEBOUNCE_MS", "SearchPanel", "DATE_RANGES"]
 
 log = logging.getLogger(__name__)
 
-DEBOUNCE_MS = 120
-"""Quiet time after a keystroke before the query runs."""
+DEBOUNCE_MS = 30
+"""Quiet time after a keystroke before the query runs (a newer query interrupts a running one)."""
 _DAY_MS = 86_400_000
 DATE_RANGES: tuple[tuple[str, int | None], ...] = (
     ("Any time", None), ("Today", 1), ("Last 7 days", 7), ("Last 30 days", 30), ("Last year", 365))
