@@ -131,3 +131,22 @@ def test_fts_syntax_never_shows_an_error(
         qtbot.waitUntil(lambda: "found" in status.text(), timeout=10_000)
         assert "error" not in status.text().lower() and "unavailable" not in status.text().lower()
         status.clear()
+
+
+def test_an_unusable_data_folder_says_search_unavailable_and_why(
+    qtbot: Any, open_window: Any, fake: FakeProvider, tmp_path: Path, monkeypatch: Any
+) -> None:
+    blocker = tmp_path / "data"
+    blocker.write_text("a file where the data folder should be", encoding="utf-8")
+    monkeypatch.setenv("CHATNODES_DATA_DIR", str(blocker))
+    window = open_with_fake(open_window, fake, tmp_path)
+    seed(window, "Anything", "hello there", "hi")
+    assert window.save_project()  # saving still works: the index is derived
+    focus(window, window.nodes()[0])
+    press(qtbot, "Ctrl+Shift+F", window.active_node().chat_input)
+    status = window.findChild(QLabel, "searchStatus")
+    qtbot.waitUntil(lambda: status.text().startswith("Search unavailable: "), timeout=10_000)
+    assert len(status.text()) > len("Search unavailable: ") + 5  # the reason
+    qtbot.keyClicks(window.findChild(QLineEdit, "searchInput"), "hello")
+    qtbot.waitUntil(lambda: "found" in status.text(), timeout=10_000)
+    assert "Search unavailable" in status.text()
