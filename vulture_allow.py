@@ -28,7 +28,6 @@ _.completion_visible  # node.input
 _.ticks  # frames
 _.is_pending  # frames
 _.pending_count  # frames
-_.typed_at  # SearchPanel: the last keystroke, read by the search bench
 _.set_key  # settings.dialog
 _.line_count  # markdown.textflow
 _.set_markdown  # transcript

@@ -150,3 +150,23 @@ def test_an_unusable_data_folder_says_search_unavailable_and_why(
     qtbot.keyClicks(window.findChild(QLineEdit, "searchInput"), "hello")
     qtbot.waitUntil(lambda: "found" in status.text(), timeout=10_000)
     assert "Search unavailable" in status.text()
+
+
+def test_enter_right_after_typing_opens_the_first_hit_of_what_was_typed(
+    qtbot: Any, open_window: Any, fake: FakeProvider, tmp_path: Path
+) -> None:
+    window = open_with_fake(open_window, fake, tmp_path)
+    other = seed(window, "Other", "an okapi question", "The okapi is a giraffid.")
+    target = seed(window, "Target", "a wombat question", "Wombat droppings are cube-shaped.")
+    _indexed(qtbot, window)
+    focus(window, other)
+    press(qtbot, "Ctrl+Shift+F", other.chat_input)
+    box = window.findChild(QLineEdit, "searchInput")
+    qtbot.keyClicks(box, "okapi")
+    view = window.findChild(QListView, "searchResults")
+    qtbot.waitUntil(lambda: view.model().rowCount() > 0, timeout=10_000)
+    box.clear()
+    qtbot.keyClicks(box, "droppings")
+    qtbot.keyClick(box, Qt.Key.Key_Return)  # before the answer: the rows shown are okapi's
+    message_id = target.conversation.messages[1].id
+    qtbot.waitUntil(lambda: window.active_node() is target and _in_viewport(target, message_id), timeout=10_000)

@@ -80,8 +80,6 @@ class SearchPanel(QDockWidget):
         self.setObjectName("searchPanel")
         self.setAllowedAreas(Qt.DockWidgetArea.LeftDockWidgetArea | Qt.DockWidgetArea.RightDockWidgetArea)
         self._project_folder = project_folder
-        self.typed_at = 0.0
-        """``perf_counter()`` of the last keystroke (the bench measures keystroke → rows painted)."""
         body = QWidget(self)
         box = QVBoxLayout(body)
         box.setContentsMargins(8, 6, 8, 6)
@@ -134,6 +132,7 @@ class SearchPanel(QDockWidget):
         self.results.installEventFilter(self)
         self._index_status = IndexStatus("starting")
         self._last_activation = 0.0
+        self._activate_first = False  # Enter came before the answer to the text typed: open its first hit
 
     # -- the owner's side
 
@@ -166,6 +165,9 @@ class SearchPanel(QDockWidget):
         self.model.set_hits(results.hits)
         if results.hits:
             self.results.setCurrentIndex(self.model.index(0, 0))
+            if self._activate_first:
+                self._activate_first = False
+                self._on_activated(self.model.index(0, 0))
         self._index_status = results.status
         count = f"{len(results.hits)}{'+' if results.more else ''} found"
         note = results.status.text
@@ -187,7 +189,7 @@ class SearchPanel(QDockWidget):
     # -- internals
 
     def _on_typed(self, _text: str) -> None:
-        self.typed_at = time.perf_counter()
+        self._activate_first = False
         self._debounce.start()
 
     def _run_now(self) -> None:
@@ -215,8 +217,10 @@ class SearchPanel(QDockWidget):
         if event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
             key = event.key()
             if watched is self.input and key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-                if self._debounce.isActive():
+                if self._debounce.isActive():  # the rows shown answer an older text
+                    self._activate_first = True
                     self._run_now()
+                    return True
                 index = self.results.currentIndex()
                 if not index.isValid() and self.model.rowCount() > 0:
                     index = self.model.index(0, 0)
