@@ -169,4 +169,5 @@ def test_enter_right_after_typing_opens_the_first_hit_of_what_was_typed(
     qtbot.keyClicks(box, "droppings")
     qtbot.keyClick(box, Qt.Key.Key_Return)  # before the answer: the rows shown are okapi's
     message_id = target.conversation.messages[1].id
-    qtbot.waitUntil(lambda: window.active_node() is target and _in_viewport(target, message_id), timeout=10_000)
+    qtbot.waitUntil(lambda: window.active_node() is target and _in_viewport(target, message_id),
+                    timeout=10_000)
