@@ -2,8 +2,9 @@
 
 * ``memory_keyring`` (autouse): a fresh ``desktop.testing.keyring.MemoryKeyring`` installed with
   ``keyring.set_keyring`` for each test, the previous backend restored afterwards.
-* ``_isolated_env`` (autouse): ``CHATNODES_CONFIG_DIR`` and ``CHATNODES_LOG_DIR`` point at temp folders,
-  and every provider key variable (``CHATNODES_PROVIDER_KEY_*``, ``*_API_KEY``) is removed.
+* ``_isolated_env`` (autouse): ``CHATNODES_CONFIG_DIR``, ``CHATNODES_LOG_DIR`` and ``CHATNODES_DATA_DIR``
+  point at temp folders, and every provider key variable (``CHATNODES_PROVIDER_KEY_*``, ``*_API_KEY``)
+  is removed.
 * ``anyio_backend``: async tests marked ``@pytest.mark.anyio`` run on asyncio (anyio's pytest plugin,
   a fresh event loop per test), never on trio.
 * ``_gc_on_main_thread_once_qt_exists`` (autouse): the app's rule for the rest of the session once a
@@ -60,6 +61,7 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
     config_dir = tmp_path_factory.mktemp("config")
     monkeypatch.setenv("CHATNODES_CONFIG_DIR", str(config_dir))
     monkeypatch.setenv("CHATNODES_LOG_DIR", str(tmp_path_factory.mktemp("logs")))  # never the user's log
+    monkeypatch.setenv("CHATNODES_DATA_DIR", str(tmp_path_factory.mktemp("data")))  # nor their search index
     return config_dir
 
 

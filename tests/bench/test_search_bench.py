@@ -16,3 +16,12 @@ def test_search_rows() -> None:
                                      "search.size", "search.update_one"]
     for row in rows:
         assert row.ours and all(v > 0 for v in row.ours), row
+
+
+def test_search_ui_rows() -> None:
+    assert "search_ui" in BENCHMARKS
+    rows, errors = run_suite(Settings.tiny(), ["search_ui"])
+    assert errors == []
+    assert [r.key for r in rows] == ["search_ui.first_results", "search_ui.first_results_p95"]
+    for row in rows:
+        assert row.ours and all(v > 0 for v in row.ours), row

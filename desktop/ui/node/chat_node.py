@@ -27,10 +27,12 @@ from desktop.core.chat.types import ChatMessage
 from desktop.core.chat.versions import CostSplit
 from desktop.core.store import NodeState, TrimInfo, apply_trim
 from desktop.ui.money.budget_card import BudgetCard
+from desktop.ui.node.archive_link import ArchiveLink
 from desktop.ui.node.attach import NodeAttachments
 from desktop.ui.node.branches import NodeBranches
 from desktop.ui.node.commands import NodeCommands
 from desktop.ui.node.costs import NodeCosts
+from desktop.ui.node.find_bar import FindBar
 from desktop.ui.node.header import NodeHeader
 from desktop.ui.node.input import ChatInput
 from desktop.ui.node.loading import NodeLoading
@@ -127,6 +129,12 @@ class ChatNodeWidget(QWidget):
         self.system_field = SystemPromptField(self._system, self)  # /system's prompt, editable
         self.system_field.edited.connect(self._on_system_edited)
         root.addWidget(self.system_field)
+        read = self._services.read_archive  # the archive link and Ctrl+F's find bar (above the transcript)
+        self.archive = ArchiveLink(self, lambda: self._conv, lambda: self.transcript,
+                                   (lambda: read(self.node_id)) if read is not None else None)
+        self.find_bar = FindBar(self, lambda: self._conv, lambda: self.transcript)
+        root.addWidget(self.archive)
+        root.addWidget(self.find_bar)
 
         self.loading = NodeLoading(self, root, deferred=deferred)  # the transcript: now or after paint
         if not deferred:
@@ -267,6 +275,7 @@ class ChatNodeWidget(QWidget):
         self.touch()
         self.transcript.set_conversation(self._conv)
         self.update_chips()
+        self.archive.refresh()
 
     def cost(self) -> ConversationCost:
         """The cost of every response of every version, with the settings' price overrides (cached
@@ -333,6 +342,7 @@ class ChatNodeWidget(QWidget):
         self.transcript.clear_error()
         self.transcript.set_conversation(self._conv)
         self.update_chips()
+        self.archive.refresh()
         self.changed.emit()
 
     # ------------------------------------------------------------------------------------------
@@ -419,6 +429,8 @@ class ChatNodeWidget(QWidget):
         self.attach.connect_transcript(transcript)
         transcript.set_theme(markdown_theme(node_colors(QGuiApplication.palette())))
         transcript.set_conversation(self._conv)
+        transcript.rendered.connect(self.archive.refresh)
+        self.archive.refresh()
 
     def _open_settings(self) -> None:
         if self._services.open_settings is not None:

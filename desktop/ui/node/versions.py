@@ -18,6 +18,7 @@ from PySide6.QtCore import QObject, Signal
 
 from desktop.core.chat.attachment_ref import attachments_of, edit_keeping_attachments
 from desktop.core.chat.conversation import Conversation, new_id, now_ms
+from desktop.core.chat.locate import activate_message
 from desktop.core.chat.types import ChatMessage
 from desktop.core.chat.versions import (
     VersionControl,
@@ -222,6 +223,18 @@ class NodeVersions(QObject):
                 break
         self._replaced()
         return ok
+
+    def show_message(self, message_id: str) -> bool:
+        """Switch to the version holding ``message_id`` (a search hit); False when no version does.
+        Nothing changes when it is already shown; a busy node is left as it is."""
+        if self._message(message_id) is not None:
+            return True
+        if self._node.is_busy():
+            return False
+        if not activate_message(self._node.conversation, message_id):
+            return False
+        self._replaced()
+        return True
 
     def fork(self, message_id: str) -> None:
         """Ask for a new node with the history up to and including ``message_id``."""

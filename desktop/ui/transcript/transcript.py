@@ -21,7 +21,7 @@ Design (budgets: ``docs/DESIGN.md`` §7):
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QResizeEvent, QShowEvent
@@ -303,6 +303,13 @@ class Transcript(QScrollArea):
         self._start = new_start
         self._update_older_label()
         return loaded
+
+    def prepend_archived(self, msgs: Sequence[ChatMessage]) -> None:
+        """Build archived messages (oldest first, read-only) on top, what is under the eye anchored."""
+        self.load_older(self._start, budget=None)  # the archive goes above every message
+        self._anchor_from_bottom = self.verticalScrollBar().maximum() - self.verticalScrollBar().value()
+        for view in filter(None, (self._messages.make(m, live=False) for m in reversed(msgs))):
+            self._place_on_top(view)
 
     def _next_older(self) -> ChatMessage | None:
         conv = self._conv

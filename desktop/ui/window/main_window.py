@@ -37,6 +37,7 @@ from desktop.ui.window.import_flow import ImportFlow
 from desktop.ui.window.navigation import Navigation
 from desktop.ui.window.node_area import NodeArea
 from desktop.ui.window.project_controller import ProjectController
+from desktop.ui.window.search_flow import SearchFlow
 from desktop.ui.window.shutdown import WindowShutdown
 
 if TYPE_CHECKING:
@@ -138,6 +139,7 @@ class MainWindow(QMainWindow):
                               lambda: self._context.config_dir if self._context is not None else None)
         self.project_label, self.provider_label, self.cost_label = (labels.project, labels.provider,
                                                                     labels.cost)
+        self.search = SearchFlow(self, self)  # Ctrl+Shift+F, the index fed on every save (search_flow.py)
         self._update_cost()
         if context is not None:
             self.attach(context)
@@ -175,6 +177,7 @@ class MainWindow(QMainWindow):
             node.model_choice.reload()
         self.node_area.finish_loading()
         count_ledger(self, self.context.config_dir, self._on_ledger_counted)  # off the GUI thread
+        self.search.start()  # the search index's worker threads (search_flow.py)
         self._maybe_check_first_run()
 
     @property
@@ -220,6 +223,11 @@ class MainWindow(QMainWindow):
     def schedule_save(self) -> None:
         """Save about a second from now (restarted by every further change)."""
         self.projects.schedule_save()
+
+    def show_message(self, folder: Path, node_id: str, message_id: str, *, archived: bool = False) -> bool:
+        """Go to a message: open its project and node, its version, scroll to it, highlight it (False:
+        not found); ``SearchFlow.go_to_hook`` lets the canvas pan there too."""
+        return self.search.go_to(folder, node_id, message_id, archived=archived)
 
     def export_conversation(self, path: Path, node: ChatNodeWidget | None = None) -> Path | None:
         """Write the conversation of ``node`` (the active one when None) as Markdown to ``path``."""

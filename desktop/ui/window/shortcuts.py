@@ -37,6 +37,9 @@ INPUT_KEYS: tuple[tuple[str, str, str], ...] = (
     ("Message box", "Move to the next field", "Tab"),
     ("Node title", "Keep the new title", "Enter"),
     ("Node title", "Cancel the rename (the old title comes back)", "Escape"),
+    ("Chat node", "Find in this conversation", "Ctrl+F"),
+    ("Find bar", "Next match, previous match", "Enter, Shift+Enter"),
+    ("Find bar, search panel", "Close", "Escape"),
 )
 """``(where, what, keys)`` of the keys a widget handles itself (not window actions)."""
 
