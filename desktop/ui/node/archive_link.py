@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QWidget
 
-from desktop.core.archive import archive_note_count
 from desktop.core.chat.conversation import Conversation
 from desktop.core.chat.types import ChatMessage
+from desktop.core.store import archive_note_count
 
 if TYPE_CHECKING:  # start-up: the transcript room loads after the first paint
     from desktop.ui.transcript.transcript import Transcript

@@ -99,8 +99,8 @@ class SearchFlow(QObject):
         context = self._host.attached_context()
         if self.service is not None or context is None:
             return
-        from desktop.core.recent import RecentProjects
         from desktop.core.search import SearchService
+        from desktop.core.store import RecentProjects
 
         recent = RecentProjects(context.config_dir)
         self.service = SearchService(secrets=context.recent_keys, known_projects=recent.folders,
