@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from desktop.core.chat.conversation import Conversation, new_id
 from desktop.core.project import ProjectError, ProjectStore, SaveResult
-from desktop.core.project_format import NodeState, Project, new_node_state
+from desktop.core.project_format import PARKED_KEY, NodeState, Project, new_node_state
 
 from ._common import IMPORTED_KEY
 from ._model import (
@@ -55,6 +55,7 @@ __all__ = [
     "import_into_project",
     "place_nodes",
     "preview_export",
+    "split_recent",
 ]
 
 log = logging.getLogger(__name__)
@@ -120,13 +121,14 @@ class ImportOutcome:
 
 
 def existing_imports(project: Project) -> dict[str, list[str]]:
-    """``{original id: [node ids]}`` of what a project already holds (imports and its own nodes).
+    """``{original id: [node ids]}`` of what a project already holds (imports and its own nodes, open
+    or closed).
 
     A Chat Nodes node counts under its own id too, so importing a project's export into it again
     finds every node.
     """
     out: dict[str, list[str]] = {}
-    for node in project.nodes:
+    for node in project.all_nodes():  # closed ones too: imported nodes never opened wait there
         out.setdefault(node.id, []).append(node.id)
         for key in (IMPORTED_KEY, IMPORTED_FROM_KEY):
             marker = node.extra.get(key)
@@ -287,6 +289,25 @@ def convert_export(
         report.cancelled = True
     report.format = stream.format
     return outcome
+
+
+def split_recent(nodes: Sequence[NodeState], keep: int) -> tuple[list[NodeState], list[NodeState]]:
+    """Split imported nodes into the ``keep`` most recent (by their last message; opened as nodes)
+    and the others, marked ``PARKED_KEY`` (they go to ``Project.closed``, listed under "Imported").
+
+    Returns:
+        ``(to open, to park)``, each in the export's order.
+    """
+    def last(node: NodeState) -> int:
+        messages = node.conversation.messages
+        return messages[-1].ts if messages else 0
+
+    chosen = {n.id for n in sorted(nodes, key=last, reverse=True)[:max(0, keep)]}
+    opened = [n for n in nodes if n.id in chosen]
+    parked = [n for n in nodes if n.id not in chosen]
+    for node in parked:
+        node.extra[PARKED_KEY] = True
+    return opened, parked
 
 
 def place_nodes(project: Project, nodes: list[NodeState]) -> None:
