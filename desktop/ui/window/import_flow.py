@@ -273,7 +273,8 @@ class ImportFlow(QObject):
         job = ImportJob(path, existing=existing_imports(self._host.current_project()),
                         options=ImportOptions(only=ids, replace=replace),
                         on_progress=self._throttled(token, self._job_progress),
-                        on_done=lambda j: self._emit(self._job_done, (token, j)))
+                        on_done=lambda j: self._emit(self._job_done, (token, j)),
+                        project_dir=self._store.folder if self._store is not None else None)
         self.job = job
         job.start()
 
