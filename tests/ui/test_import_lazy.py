@@ -6,16 +6,17 @@ from __future__ import annotations
 
 import json
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QListWidget, QPushButton
+from PySide6.QtWidgets import QLabel, QListWidget, QPushButton, QWidget
 from test_app_support import close_window, fake_provider_entry, write_settings
 from test_import_dialog import child, choose_export, click, import_and_wait
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "importers"))
-from import_builders import chatgpt_zip, linear_chatgpt  # noqa: E402 (the importers' own builders)
+from import_builders import branchy_chatgpt, chatgpt_zip, linear_chatgpt  # noqa: E402 (the importers' own builders)
 
 from desktop.core.search._projectfile import read_project  # noqa: E402
 from desktop.testing import FakeProvider  # noqa: E402
@@ -105,3 +106,31 @@ def test_importing_again_skips_the_parked_ones(
     assert not child(dialog, QPushButton, "importButton").isEnabled()
     assert len(window.nodes()) == 1 + OPENED
     assert len(window.projects.closed) == 12 - OPENED
+
+
+def test_an_image_in_the_zip_shows_as_an_attachment_of_its_message(
+    qtbot: Any, open_window: Any, fake: FakeProvider, tmp_path: Path
+) -> None:
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+    from PySide6.QtGui import QColor, QImage
+
+    image = QImage(40, 30, QImage.Format.Format_RGB32)
+    image.fill(QColor("teal"))
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    assert image.save(buffer, "PNG")
+    project, config = tmp_path / "project", tmp_path / "config"
+    write_settings(config, fake_provider_entry(fake), default="fake")
+    window = open_window(project, config)
+    export = chatgpt_zip(tmp_path / "export.zip", [branchy_chatgpt("c1", "Rome trip")])
+    with zipfile.ZipFile(export, "a") as zf:
+        zf.writestr("file-abc-photo.jpg", bytes(data.data()))
+    summary = import_and_wait(qtbot, choose_export(qtbot, window, export))
+    assert "1 file of the export attached to their messages" in summary
+    (node,) = [n for n in window.nodes() if n.title == "Rome trip"]
+    msg = next(m for m in node.conversation.messages if m.content == "What is this place?")
+    qtbot.waitUntil(lambda: node.transcript.view_for(msg.id) is not None, timeout=3000)
+    row = node.transcript.view_for(msg.id).attachment_row
+    assert row is not None and row.isVisible()
+    assert "photo.jpg" in " ".join(w.toolTip() + w.accessibleName() for w in row.findChildren(QWidget))
