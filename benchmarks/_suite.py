@@ -32,6 +32,8 @@ BENCHMARKS: dict[str, str] = {
     "ledger_heavy": "benchmarks.ledger_heavy",
     # A 1,000-conversation ChatGPT export imported into a new project (issue 29; an info row).
     "importers": "benchmarks.importers",
+    # The same export through the window's import flow (issue 29 follow-up): against the core alone.
+    "import_window": "benchmarks.import_window",
     # The costs the unit tests used to time (issue 31): each against a baseline of the same run.
     "hot_paths": "benchmarks.hot_paths",
     "textflow": "benchmarks.textflow",

@@ -34,6 +34,7 @@ from ._job import (
     import_into_project,
     place_nodes,
     preview_export,
+    split_recent,
 )
 from ._model import (
     ExportFormat,
@@ -86,6 +87,7 @@ __all__ = [
     "image_placeholder",
     "import_into_project",
     "place_nodes",
+    "split_recent",
     "preview_export",
     "read_export",
 ]

@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from desktop.core.attachments import AttachmentStore
 from desktop.core.chat.conversation import Conversation, new_id
 
-from ..store import NodeState, Project, ProjectError, ProjectStore, SaveResult, new_node_state
+from ..store import PARKED_KEY, NodeState, Project, ProjectError, ProjectStore, SaveResult, new_node_state
+from ._assets import ZipAssets
 from ._common import IMPORTED_KEY
 from ._model import (
     ExportFormat,
@@ -54,6 +56,7 @@ __all__ = [
     "import_into_project",
     "place_nodes",
     "preview_export",
+    "split_recent",
 ]
 
 log = logging.getLogger(__name__)
@@ -119,13 +122,14 @@ class ImportOutcome:
 
 
 def existing_imports(project: Project) -> dict[str, list[str]]:
-    """``{original id: [node ids]}`` of what a project already holds (imports and its own nodes).
+    """``{original id: [node ids]}`` of what a project already holds (imports and its own nodes, open
+    or closed).
 
     A Chat Nodes node counts under its own id too, so importing a project's export into it again
     finds every node.
     """
     out: dict[str, list[str]] = {}
-    for node in project.nodes:
+    for node in project.all_nodes():  # closed ones too: imported nodes never opened wait there
         out.setdefault(node.id, []).append(node.id)
         for key in (IMPORTED_KEY, IMPORTED_FROM_KEY):
             marker = node.extra.get(key)
@@ -217,6 +221,7 @@ def convert_export(
     options: ImportOptions | None = None,
     cancelled: Cancelled | None = None,
     progress: Progress | None = None,
+    project_dir: Path | None = None,
 ) -> ImportOutcome:
     """Turn an export's conversations into new nodes; touches no project.
 
@@ -231,10 +236,23 @@ def convert_export(
         options: What to import.
         cancelled: Polled between conversations.
         progress: Called after each conversation read.
+        project_dir: The target project: files of the export zip its user messages point at are
+            stored in its attachments and attached (``ZipAssets``); None leaves them as notes.
 
     Raises:
         ImportFailed: The export as a whole cannot be read; nothing is imported.
     """
+    assets = ZipAssets(path, AttachmentStore(project_dir)) if project_dir is not None else None
+    try:
+        return _convert(path, existing, options, cancelled, progress, assets)
+    finally:
+        if assets is not None:
+            assets.close()
+
+
+def _convert(path: Path, existing: dict[str, list[str]] | None, options: ImportOptions | None,
+             cancelled: Cancelled | None, progress: Progress | None,
+             assets: ZipAssets | None) -> ImportOutcome:
     options = options or ImportOptions()
     existing = existing or {}
     only = set(options.only) if options.only is not None else None
@@ -269,6 +287,8 @@ def convert_export(
                     nodes, messages, branches = [node], item.messages, item.branches
                     notes: tuple[str, ...] = ()
                 else:
+                    if assets is not None:
+                        assets.attach(item)
                     nodes, messages, branches = _nodes_of(item)
                     notes = tuple(item.notes)
             except TreeError as exc:
@@ -285,7 +305,31 @@ def convert_export(
     except ImportCancelled:
         report.cancelled = True
     report.format = stream.format
+    if assets is not None and (assets.attached or assets.missing):
+        outcome.notices.append(f"{assets.attached:,} file{'s' if assets.attached != 1 else ''} of the export "
+                               "attached to their messages" + (
+                                   f"; {assets.missing:,} not in the export or unreadable (kept as a note)"
+                                   if assets.missing else ""))
     return outcome
+
+
+def split_recent(nodes: Sequence[NodeState], keep: int) -> tuple[list[NodeState], list[NodeState]]:
+    """Split imported nodes into the ``keep`` most recent (by their last message; opened as nodes)
+    and the others, marked ``PARKED_KEY`` (they go to ``Project.closed``, listed under "Imported").
+
+    Returns:
+        ``(to open, to park)``, each in the export's order.
+    """
+    def last(node: NodeState) -> int:
+        messages = node.conversation.messages
+        return messages[-1].ts if messages else 0
+
+    chosen = {n.id for n in sorted(nodes, key=last, reverse=True)[:max(0, keep)]}
+    opened = [n for n in nodes if n.id in chosen]
+    parked = [n for n in nodes if n.id not in chosen]
+    for node in parked:
+        node.extra[PARKED_KEY] = True
+    return opened, parked
 
 
 def place_nodes(project: Project, nodes: list[NodeState]) -> None:
@@ -337,7 +381,7 @@ def import_into_project(
                            "app first") from None
     project = loaded.value
     outcome = convert_export(path, existing=existing_imports(project), options=options, cancelled=cancelled,
-                             progress=progress)
+                             progress=progress, project_dir=store.folder)
     if not outcome.nodes and not outcome.report.replaced_node_ids:
         return outcome, None
     replaced = set(outcome.report.replaced_node_ids)
@@ -360,6 +404,8 @@ class ImportJob:
         options: What to import.
         on_progress: Called after each conversation read.
         on_done: Called once at the end with the job (``outcome`` or ``error`` set).
+        project_dir: The target project (the export's files are attached into it; see
+            ``convert_export``).
     """
 
     def __init__(
@@ -370,8 +416,10 @@ class ImportJob:
         options: ImportOptions | None = None,
         on_progress: Progress | None = None,
         on_done: Callable[[ImportJob], None] | None = None,
+        project_dir: Path | None = None,
     ) -> None:
         self.path = Path(path)
+        self.project_dir = project_dir
         self.existing = existing or {}
         self.options = options or ImportOptions()
         self.on_progress = on_progress
@@ -391,7 +439,8 @@ class ImportJob:
         """Run the import here (blocking); sets ``outcome`` or ``error``, then calls ``on_done``."""
         try:
             self.outcome = convert_export(self.path, existing=self.existing, options=self.options,
-                                          cancelled=self._cancel.is_set, progress=self.on_progress)
+                                          cancelled=self._cancel.is_set, progress=self.on_progress,
+                                          project_dir=self.project_dir)
         except ImportFailed as exc:
             self.error = str(exc)
         except Exception as exc:  # never let a worker thread die silently

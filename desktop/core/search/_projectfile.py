@@ -46,25 +46,29 @@ def _expect(text: str, i: int, char: str) -> int:
 
 
 def _split(text: str, pace: Callable[[], None]) -> tuple[dict[str, Any], list[Any]]:
-    """``(top-level keys but "nodes", the decoded nodes)``, one ``raw_decode`` per node.
+    """``(top-level keys but "nodes" and "closed", the decoded nodes then the closed ones)``, one
+    ``raw_decode`` per node (each closed node is read as a node: it has the same shape).
 
     Raises:
         ValueError: Not an object with a ``nodes`` array (the caller reads it the plain way).
     """
     top: dict[str, Any] = {}
     nodes: list[Any] | None = None
+    closed: list[Any] = []
     i = _expect(text, _skip(text, 0), "{")
     while text[i : i + 1] != "}":
         key, i = _DECODER.raw_decode(text, i)
         if not isinstance(key, str):
             raise ValueError("a key that is not a string")
         i = _expect(text, _skip(text, i), ":")
-        if key == "nodes" and text[i : i + 1] == "[":
-            nodes = []
+        if key in ("nodes", "closed") and text[i : i + 1] == "[":
+            into: list[Any] = closed
+            if key == "nodes":
+                nodes = into = []
             i = _skip(text, i + 1)
             while text[i : i + 1] != "]":
                 node, i = _DECODER.raw_decode(text, i)
-                nodes.append(node)
+                into.append(node)
                 pace()
                 i = _skip(text, i)
                 if text[i : i + 1] == ",":
@@ -77,7 +81,7 @@ def _split(text: str, pace: Callable[[], None]) -> tuple[dict[str, Any], list[An
             i = _skip(text, i + 1)
     if nodes is None or _skip(text, i + 1) != len(text):
         raise ValueError("not a project object")
-    return top, nodes
+    return top, nodes + closed
 
 
 def _nodes(text: str, repair: bool, pace: Callable[[], None]) -> list[NodeState]:
@@ -87,7 +91,7 @@ def _nodes(text: str, repair: bool, pace: Callable[[], None]) -> list[NodeState]
         raw = json.loads(text)
         if repair:
             raw, _ = repair_surrogates(raw)
-        return project_from_dict(raw).nodes
+        return project_from_dict(raw).all_nodes()
     project_from_dict({**top, "nodes": []})  # the top level as the app checks it (version...)
     out: list[NodeState] = []
     for raw_node in raw_nodes:

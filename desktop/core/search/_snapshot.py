@@ -48,7 +48,8 @@ class NodeSnapshot:
 
 @dataclass(frozen=True, slots=True)
 class ProjectSnapshot:
-    """A project as saved: every chat node (nodes of other kinds hold no messages).
+    """A project as saved: every chat node, open or closed (imported ones never opened included; nodes
+    of other kinds hold no messages).
 
     Attributes:
         folder: The project folder.
@@ -68,7 +69,8 @@ def snapshot_project(folder: Path, project: Project) -> ProjectSnapshot:
     """Take what the indexer needs of ``project`` (cheap: no text is copied). Call it where the
     project is changed (the GUI thread), right after a save; hand the result to the indexer."""
     nodes = tuple(
-        NodeSnapshot(n.id, n.title, tuple(n.conversation.messages)) for n in project.nodes if n.kind == "chat"
+        NodeSnapshot(n.id, n.title, tuple(n.conversation.messages)) for n in project.all_nodes()
+        if n.kind == "chat"
     )
     return ProjectSnapshot(Path(folder), nodes)
 

@@ -48,12 +48,14 @@ __all__ = [
     "DEFAULT_NODE_WIDTH",
     "CLOSED_AT_KEY",
     "MAX_CLOSED",
+    "PARKED_KEY",
     "PROJECT_FILE",
     "PROJECT_VERSION",
     "NodeState",
     "Project",
     "conversation_from_dict",
     "decode_project",
+    "is_parked",
     "new_node_state",
     "new_project",
     "project_from_dict",
@@ -74,6 +76,10 @@ MAX_CLOSED = 20
 """How many recently closed nodes ``project.json`` keeps (older ones go to the history archive)."""
 CLOSED_AT_KEY = "closedAt"
 """Node key (kept in ``NodeState.extra``) of a closed node: when it was closed, epoch milliseconds."""
+PARKED_KEY = "importParked"
+"""Node key (kept in ``NodeState.extra``, value ``true``) of a node imported into ``Project.closed``
+without ever being opened: listed under "Imported" in the sidebar, never moved to the archive by the
+``MAX_CLOSED`` cap, and not what Ctrl+Shift+T reopens. Opening it drops the key."""
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
@@ -137,12 +143,21 @@ class Project:
     extra: dict[str, Any] = field(default_factory=dict)
     closed: list[NodeState] = field(default_factory=list)
 
+    def all_nodes(self) -> list[NodeState]:
+        """The open nodes, then the closed ones (imported ones never opened included)."""
+        return [*self.nodes, *self.closed]
+
     def node(self, node_id: str) -> NodeState | None:
         """Return the node with this id, or None."""
         for n in self.nodes:
             if n.id == node_id:
                 return n
         return None
+
+
+def is_parked(node: NodeState) -> bool:
+    """True for a node imported into the closed list and never opened (``PARKED_KEY``)."""
+    return node.extra.get(PARKED_KEY) is True
 
 
 def new_node_state(

@@ -69,12 +69,14 @@ from ._format import (
     DEFAULT_NODE_HEIGHT,
     DEFAULT_NODE_WIDTH,
     MAX_CLOSED,
+    PARKED_KEY,
     PROJECT_FILE,
     PROJECT_VERSION,
     NodeState,
     Project,
     conversation_from_dict,
     decode_project,
+    is_parked,
     new_node_state,
     new_project,
     project_from_dict,
@@ -88,6 +90,7 @@ __all__ = [
     "DEFAULT_NODE_WIDTH",
     "LOCK_FILE",
     "MAX_CLOSED",
+    "PARKED_KEY",
     "PRE_FLAT_SUFFIX",
     "PROJECT_FILE",
     "PROJECT_VERSION",
@@ -104,6 +107,7 @@ __all__ = [
     "TrimInfo",
     "apply_trim",
     "conversation_from_dict",
+    "is_parked",
     "new_node_state",
     "new_project",
     "project_from_dict",
@@ -442,9 +446,19 @@ class ProjectStore:
     def _evict_closed(self, closed: Sequence[NodeState]) -> tuple[list[NodeState], tuple[str, ...]]:
         """The closed nodes the file keeps, and the ids of those beyond ``MAX_CLOSED`` written to
         the archive (a node whose file cannot be written is kept)."""
-        kept = list(closed[:MAX_CLOSED])
+        kept: list[NodeState] = []
+        beyond: list[NodeState] = []
+        recent = 0
+        for node in closed:  # imported nodes never opened are not "recently closed": never evicted
+            if is_parked(node):
+                kept.append(node)
+            elif recent < MAX_CLOSED:
+                recent += 1
+                kept.append(node)
+            else:
+                beyond.append(node)
         evicted: list[str] = []
-        for node in closed[MAX_CLOSED:]:
+        for node in beyond:
             try:
                 write_closed_node(self.folder, node, self.read_archive(node.id))
             except OSError as exc:

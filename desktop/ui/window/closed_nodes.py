@@ -4,7 +4,8 @@
 recently closed first), each a whole ``NodeState``: its conversation with every version, provider,
 model, system prompt, tools switched off and normal geometry. The project controller loads it with
 the project and saves it with the nodes; the store keeps ``MAX_CLOSED`` and archives older ones. A node
-with neither messages nor a system prompt holds nothing to lose and is not kept.
+with neither messages nor a system prompt holds nothing to lose and is not kept. Imported conversations
+beyond the few opened as nodes wait here too, after the closed ones (``park``; ``PARKED_KEY``).
 
 :func:`confirm_delete` asks before a closed node is deleted for good (Cancel is the default button).
 """
@@ -76,16 +77,25 @@ class ClosedNodes(QObject):
         self.changed.emit()
         return True
 
+    def park(self, states: Iterable[NodeState]) -> None:
+        """Keep imported nodes that are not opened (marked ``PARKED_KEY``) after the closed ones,
+        replacing any with the same id; one ``changed`` for all of them."""
+        new = list(states)
+        ids = {s.id for s in new}
+        self._states = [*(s for s in self._states if s.id not in ids), *new]
+        self.changed.emit()
+
     def take(self, node_id: str | None = None) -> NodeState | None:
-        """Remove and return a closed node to reopen it (the most recent one when ``node_id`` is None),
-        without its closing time; None when there is none."""
-        from desktop.core.store import CLOSED_AT_KEY
+        """Remove and return a closed node to reopen it (the most recently closed one when ``node_id``
+        is None: imported nodes never opened are not), without its closing time or parked mark; None
+        when there is none."""
+        from desktop.core.store import CLOSED_AT_KEY, PARKED_KEY, is_parked
 
         for i, state in enumerate(self._states):
-            if node_id is None or state.id == node_id:
+            if state.id == node_id or (node_id is None and not is_parked(state)):
                 del self._states[i]
                 self.changed.emit()
-                extra = {k: v for k, v in state.extra.items() if k != CLOSED_AT_KEY}
+                extra = {k: v for k, v in state.extra.items() if k not in (CLOSED_AT_KEY, PARKED_KEY)}
                 return dataclasses.replace(state, extra=extra)
         return None
 

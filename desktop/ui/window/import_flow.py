@@ -8,8 +8,11 @@ dialog (``import_dialog.ImportDialog``) on it:
    lists its conversations (already imported ones marked, by their original id);
 3. ``ImportJob`` (its own worker thread) converts the ticked ones, each whole or not at all;
 4. back on the GUI thread the nodes of conversations imported again with "Replace" are closed, the
-   new nodes are added a few per event-loop turn (``NodeArea.add_node(place=True)``: placed in the
-   visible area) and the project is saved once.
+   ``OPEN_AT_MOST`` most recent conversations become nodes, added a few per event-loop turn
+   (``NodeArea.add_node(place=True)``: placed in the visible area), the others join the project's
+   closed nodes marked parked (``ClosedNodes.park``; no widget is built: the sidebar lists them under
+   Imported, one click opens one, the search index reads them like any node) and the project is
+   saved once.
 
 Every callback from a worker reaches the GUI thread through a queued signal of this object; results of
 a preview or job that was cancelled or replaced are dropped (each run has a token). Imported messages
@@ -26,12 +29,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
-from PySide6.QtWidgets import QDialog, QFileDialog, QMainWindow
+from PySide6.QtWidgets import QDialog, QDockWidget, QFileDialog, QMainWindow
 
 if TYPE_CHECKING:
     from desktop.core.importers import ExportPreview, ImportJob, ImportProblem, ImportProgress
     from desktop.core.store import NodeState, Project, ProjectStore
     from desktop.ui.banner import Banner, BannerKind
+    from desktop.ui.window.closed_nodes import ClosedNodes
     from desktop.ui.window.import_dialog import ImportDialog
     from desktop.ui.window.node_area import NodeArea
 
@@ -42,6 +46,9 @@ __all__ = ["ImportFlow", "ImportHost"]
 _PROGRESS_EVERY_S = 0.05
 """A worker reports progress at most this often (a 10,000-conversation export would otherwise queue
 10,000 signals)."""
+OPEN_AT_MOST = 5
+"""How many imported conversations (the most recent) become open nodes; the others are stored in the
+project without a widget, listed in the sidebar under Imported (building 1,000 nodes took ~100 s)."""
 _ADD_BUDGET_S = 0.03
 """Time spent adding nodes per event-loop turn (the window keeps painting and answering)."""
 
@@ -65,6 +72,7 @@ class ImportFlow(QObject):
     Args:
         window: The main window (the dialogs' parent, where the nodes go).
         host: The same window, as what the flow uses of it.
+        closed: The project's closed nodes, where imported conversations not opened go.
 
     Attributes:
         dialog: The import dialog open now (or last), or None.
@@ -81,7 +89,7 @@ class ImportFlow(QObject):
     _job_progress = Signal(object)
     _job_done = Signal(object)
 
-    def __init__(self, window: QMainWindow, host: ImportHost) -> None:
+    def __init__(self, window: QMainWindow, host: ImportHost, closed: ClosedNodes) -> None:
         super().__init__(window)
         self._window = window
         self._host = host
@@ -91,8 +99,10 @@ class ImportFlow(QObject):
         self._cancel_preview: threading.Event | None = None
         self._path: Path | None = None
         self._store: ProjectStore | None = None
+        self._closed = closed
         self._adding: list[NodeState] = []
         self._added: list[str] = []
+        self._parked = 0
         self._stop_adding = False
         self._wired = False
 
@@ -259,11 +269,12 @@ class ImportFlow(QObject):
             return
         token = self._token
         dialog.begin_import()
-        self._stop_adding = False
+        self._stop_adding, self._parked = False, 0
         job = ImportJob(path, existing=existing_imports(self._host.current_project()),
                         options=ImportOptions(only=ids, replace=replace),
                         on_progress=self._throttled(token, self._job_progress),
-                        on_done=lambda j: self._emit(self._job_done, (token, j)))
+                        on_done=lambda j: self._emit(self._job_done, (token, j)),
+                        project_dir=self._store.folder if self._store is not None else None)
         self.job = job
         job.start()
 
@@ -290,12 +301,23 @@ class ImportFlow(QObject):
                 dialog.show_failure("Nothing was added: another project was opened while importing.")
             self.finished.emit()
             return
+        from desktop.core.importers import split_recent
+
         area = self._host.node_area
-        for node_id in outcome.report.replaced_node_ids:
+        replaced = outcome.report.replaced_node_ids
+        for node_id in replaced:
             node = area.node(node_id)
             if node is not None:
                 area.close_node(node)
-        self._adding, self._added = list(outcome.nodes), []
+        self._closed.drop(replaced)  # replaced ones that were closed or parked
+        opened, parked = split_recent(outcome.nodes, OPEN_AT_MOST)
+        self._parked = len(parked)
+        if parked:  # no widget for these: they wait in the sidebar's Imported list
+            self._closed.park(parked)
+            sidebar = self._window.findChild(QDockWidget, "sidebar")
+            if sidebar is not None:
+                sidebar.show()
+        self._adding, self._added = opened, []
         if dialog is not None:
             dialog.begin_adding()
         self._hold_paint(True)
@@ -335,10 +357,15 @@ class ImportFlow(QObject):
     def _done_adding(self, job: ImportJob) -> None:
         outcome = job.outcome
         assert outcome is not None
+        from desktop.core.importers import split_recent
+
         added, left = self._added, len(self._adding)
+        if self._adding:  # cancelled while adding: the rest wait in the sidebar, nothing is lost
+            self._closed.park(split_recent(self._adding, 0)[1])
+            self._parked += left
         self._adding = []
         self._hold_paint(False)
-        if added or outcome.report.replaced_node_ids:
+        if added or self._parked or outcome.report.replaced_node_ids:
             self._host.save_project()
         area = self._host.node_area
         first = area.node(added[0]) if added else None
@@ -347,12 +374,15 @@ class ImportFlow(QObject):
             first.setFocus()
         from desktop.ui.window.import_dialog import summary_text  # start-up: loaded on first use
 
-        text = summary_text(outcome.report, outcome.notices, added=len(added) if left else None)
+        text = summary_text(outcome.report, outcome.notices)
+        if self._parked:
+            text += (f"\n\n{len(added):,} opened as nodes (the most recent); the other "
+                     f"{self._parked:,} are in the sidebar under Imported (Ctrl+B): click one to open it.")
         if self.dialog is not None:
             self.dialog.show_result(text)
         self._window.statusBar().showMessage(
             f"Imported {len(outcome.report.imported):,} conversations"
-            + (f" ({left:,} nodes not added: cancelled)" if left else ""), 8000)
+            + (f" ({self._parked:,} in the sidebar under Imported)" if self._parked else ""), 8000)
         self.finished.emit()
 
 

@@ -127,7 +127,7 @@ class MainWindow(QMainWindow):
             set_project_budget=self.projects.set_monthly_budget, budgets_changed=self._update_cost,
             show_app_budget=lambda: self.open_settings().show_budget())
         self.projects.open_budget_settings = self.money.open_budget_settings
-        self.imports = ImportFlow(self, self)  # File → Import… (import_flow.py)
+        self.imports = ImportFlow(self, self, self.projects.closed)  # File → Import… (import_flow.py)
         self.projects.open_settings = self.open_settings
         self.projects.saved.connect(self.saved)
         self.node_area.cost_changed.connect(self._update_cost)

@@ -22,7 +22,7 @@ from desktop.ui.window.closed_nodes import confirm_delete
 from desktop.ui.window.node_area import NodeArea
 from desktop.ui.window.project_controller import ProjectController
 from desktop.ui.window.recent_menu import RecentMenu
-from desktop.ui.window.sidebar import Sidebar, closed_row, node_row
+from desktop.ui.window.sidebar import Sidebar, closed_row, imported_row, node_row
 
 if TYPE_CHECKING:
     from desktop.ui.node.chat_node import ChatNodeWidget
@@ -83,11 +83,15 @@ class Navigation(QObject):
         """Bring the sidebar's rows up to date (nothing while it is hidden)."""
         if self.sidebar.isHidden():
             return
+        from desktop.core.store import is_parked
+
         closed = self._projects.closed
         active = self._area.active_node()
+        states = closed.states()
         self.sidebar.show_rows([node_row(n) for n in self._area.nodes()],
-                               [closed_row(s, closed.closed_at(s)) for s in closed.states()],
-                               active.node_id if active is not None else None)
+                               [closed_row(s, closed.closed_at(s)) for s in states if not is_parked(s)],
+                               active.node_id if active is not None else None,
+                               [imported_row(s) for s in states if is_parked(s)])
 
     def focus_node(self, node_id: str) -> None:
         """Show the node ``node_id`` (its tab in tabbed mode), the keyboard focus in its input."""

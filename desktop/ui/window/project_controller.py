@@ -286,10 +286,16 @@ class ProjectController(QObject):
     def reopen_closed(self, node_id: str | None = None) -> ChatNodeWidget | None:
         """Open the closed node ``node_id`` (the most recently closed when None) where it was, with
         its history, provider, model, versions and grants; the keyboard focus goes to its input."""
-        state = self.closed.take(node_id)
-        if state is None or self._area.services is None:
+        from desktop.core.store import is_parked
+
+        if self._area.services is None:
             return None
-        node = self._area.add_node(state)
+        found = self.closed.find(node_id) if node_id is not None else None
+        state = self.closed.take(node_id)
+        if state is None:
+            return None
+        # an imported node never opened has no place of its own yet: it goes in the visible area
+        node = self._area.add_node(state, place=found is not None and is_parked(found))
         self.schedule_save()
         return node
 

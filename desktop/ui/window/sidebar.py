@@ -1,4 +1,5 @@
-"""The sidebar: the project's nodes (click to focus one) and its recently closed nodes (Reopen, Delete…).
+"""The sidebar: the project's nodes (click to focus one), its recently closed nodes (Reopen, Delete…)
+and its imported conversations not opened yet (click to open one).
 
 :class:`Sidebar` is a dock on the window's left (object name ``sidebar``, toggled by View → Sidebar,
 Ctrl+B). It only shows rows the window gives it (:class:`SidebarRow`, built by :func:`node_row` and
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Sidebar", "SidebarRow", "ago", "closed_row", "node_row"]
+__all__ = ["Sidebar", "SidebarRow", "ago", "closed_row", "imported_row", "node_row"]
 
 _ID_ROLE = Qt.ItemDataRole.UserRole
 _DETAIL_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -91,6 +92,16 @@ def node_row(node: ChatNodeWidget, now_ms: int | None = None) -> SidebarRow:
     detail = f"{_visible(model)} · {ago(last, now_ms)} · {cost}"
     return SidebarRow(node.node_id, _visible(node.title), detail,
                       f"{len(messages)} message{'s' if len(messages) != 1 else ''}; click to go to it")
+
+
+def imported_row(state: NodeState, now_ms: int | None = None) -> SidebarRow:
+    """The row of an imported conversation not opened yet: title; when it was last active, how many
+    messages."""
+    messages = state.conversation.messages
+    count = len(messages)
+    last = messages[-1].ts if messages else None
+    detail = f"{ago(last, now_ms)} · {count} message{'s' if count != 1 else ''}"
+    return SidebarRow(state.id, _visible(state.title), detail, "Click to open it")
 
 
 def closed_row(state: NodeState, closed_at: int | None, now_ms: int | None = None) -> SidebarRow:
@@ -187,7 +198,9 @@ class Sidebar(QDockWidget):
     """The nodes and the recently closed nodes of the open project (see the module doc).
 
     Children (object names): ``sidebarNodes`` (the open nodes), ``sidebarClosed`` (the closed ones),
-    ``sidebarReopenButton``, ``sidebarDeleteButton``, ``sidebarClosedEmpty`` (shown when none).
+    ``sidebarReopenButton``, ``sidebarDeleteButton``, ``sidebarClosedEmpty`` (shown when none),
+    ``sidebarImported`` (imported conversations not opened yet; one click opens one) under
+    ``sidebarImportedHeading``.
 
     Signals:
         focus_requested(str): The user clicked an open node (its id).
@@ -241,16 +254,29 @@ class Sidebar(QDockWidget):
         buttons.addWidget(self.delete_button)
         buttons.addStretch(1)
         layout.addLayout(buttons)
+        self.imported_heading = QLabel("Imported", body)
+        self.imported_heading.setObjectName("sidebarImportedHeading")
+        self.imported_heading.setStyleSheet("font-weight: 600; padding-top: 6px;")
+        layout.addWidget(self.imported_heading)
+        self.imported = _RowList("sidebarImported", body)
+        self.imported.itemClicked.connect(self._on_imported_clicked)
+        self.imported.itemActivated.connect(self._on_imported_clicked)
+        layout.addWidget(self.imported, 3)
         self.setWidget(body)
         self.setMinimumWidth(220)
         self._update_buttons()
 
     def show_rows(self, nodes: Sequence[SidebarRow], closed: Sequence[SidebarRow],
-                  current: str | None = None) -> None:
-        """Show these rows (``current``: the active node, selected in the list)."""
+                  current: str | None = None, imported: Sequence[SidebarRow] = ()) -> None:
+        """Show these rows (``current``: the active node, selected in the list; ``imported``: the
+        imported conversations not opened yet)."""
         self.nodes.show_rows(nodes, current)
         self.closed.show_rows(closed)
         self.closed.setVisible(bool(closed))
+        self.imported.show_rows(imported)
+        self.imported.setVisible(bool(imported))
+        self.imported_heading.setVisible(bool(imported))
+        self.imported_heading.setText(f"Imported ({len(imported):,})")
         self.closed_empty.setVisible(not closed)
         self._update_buttons()
 
@@ -262,6 +288,11 @@ class Sidebar(QDockWidget):
         node_id = item.data(_ID_ROLE)
         if isinstance(node_id, str):
             self.focus_requested.emit(node_id)
+
+    def _on_imported_clicked(self, item: QListWidgetItem) -> None:
+        node_id = item.data(_ID_ROLE)
+        if isinstance(node_id, str):
+            self.reopen_requested.emit(node_id)
 
     def _update_buttons(self) -> None:
         selected = self.closed.current_id() is not None
