@@ -38,6 +38,8 @@ BENCHMARKS: dict[str, str] = {
     "mcp_start": "benchmarks.mcp_start",
     # Full-text search over 100,000 messages: build, gaps, queries, size, one new message (issue 27).
     "search": "benchmarks.search",
+    # Issue 28: saves at the cap, closing unshown nodes, 8 paced streams, 1 node in a burst.
+    "frames": "benchmarks.frames",
 }
 
 
