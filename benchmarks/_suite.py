@@ -42,6 +42,8 @@ BENCHMARKS: dict[str, str] = {
     "search": "benchmarks.search",
     # The search panel: keystroke → first rows painted on that 100,000-message index (issue 27).
     "search_ui": "benchmarks.search_ui",
+    # Issue 28: saves at the cap, closing unshown nodes, 8 paced streams, 1 node in a burst.
+    "frames": "benchmarks.frames",
 }
 
 

@@ -137,14 +137,18 @@ def plan_trim(
         messages to append to the archive (earlier notes are not archived, their counts are added
         to the new note), and the ``TrimInfo`` a node applies with ``apply_trim``.
     """
-    kept, dropped = split_for_cap(messages, cap_bytes)
-    if not dropped:
+    # The store's notes are not measured against the cap: a node the last save left at the cap
+    # (its note included) is not trimmed again, so a save moves messages only when some arrived.
+    notes = [m for m in messages if archive_note_count(m)]
+    content = [m for m in messages if not archive_note_count(m)] if notes else messages
+    kept, to_archive = split_for_cap(content, cap_bytes)
+    if not to_archive:
         return None
-    earlier = sum(archive_note_count(m) for m in dropped)
-    to_archive = [m for m in dropped if archive_note_count(m) == 0]
+    earlier = sum(archive_note_count(m) for m in notes)
     note = _note(node_id, earlier + len(to_archive))
     _insert_after_system(kept, note)
-    info = TrimInfo(frozenset(m.id for m in dropped), len(to_archive), note, tuple(m.id for m in kept))
+    removed = frozenset(m.id for m in (*notes, *to_archive))
+    info = TrimInfo(removed, len(to_archive), note, tuple(m.id for m in kept))
     return kept, to_archive, info
 
 

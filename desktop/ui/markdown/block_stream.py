@@ -57,6 +57,11 @@ class BlockStream:
         """Where the complete lines looked at so far end."""
         return self._parsed_to
 
+    @property
+    def open_fence(self) -> bool:
+        """True while the open tail is a fenced code block not closed yet."""
+        return self._fence_close is not None
+
     def advance(self, text: str) -> list[str]:
         """The sources of the blocks of ``text`` that became complete since the last call.
 

@@ -10,7 +10,8 @@ top-level blocks are complete; each is rendered once (``render_markdown_blocks``
 source) and appended to the segments, never rendered again. Only the open tail is re-rendered:
 its complete lines as Markdown (at most every ``LIVE_MARKDOWN_INTERVAL`` seconds, only while
 they fit in ``LIVE_MARKDOWN_LIMIT`` characters, code without colours), the rest as plain text
-whose appends cost O(new text). When the stream ends, the tail is rendered once; nothing else is.
+whose appends cost O(new text), its Markdown syntax hidden (``tail_text``). When the stream ends,
+the tail is rendered once; nothing else is.
 ``message_segments`` renders a complete message at once.
 """
 
@@ -27,6 +28,7 @@ from desktop.ui.markdown.block_stream import BlockStream
 from desktop.ui.markdown.parser import block_starts
 from desktop.ui.markdown.render import MarkdownBlock, render_markdown_blocks, render_tokens
 from desktop.ui.markdown.segments import BLOCK_GAP, Segment, SegmentBuilder, body_segments
+from desktop.ui.markdown.tail_text import display_text
 from desktop.ui.markdown.theme import MarkdownTheme
 
 log = logging.getLogger(__name__)
@@ -277,7 +279,9 @@ class StreamedBody:
         tail = list(self._tail)
         if rest:
             blank_before = content.endswith("\n\n", 0, self._tail_to)
-            tail.append(Segment("plain", rest, BLOCK_GAP if (closed or tail) and blank_before else 0))
+            fenced = self.stream.open_fence and self._tail_to > start  # the fence's opening is above
+            gap = BLOCK_GAP if (closed or tail) and blank_before else 0
+            tail.append(Segment("plain", display_text(rest, in_fence=fenced), gap))  # no raw syntax
         return self._keep((closed, tail))
 
     def finish(self, content: str) -> tuple[list[Segment], list[Segment]]:

@@ -270,10 +270,13 @@ class ChatNodeWidget(QWidget):
         """Take in what a save trimmed (``SaveResult.trimmed``; the store never changes the live
         conversation): archived messages leave, the store's note takes their place, messages newer
         than the saved snapshot stay; a trim already applied changes nothing."""
+        before = list(self._conv.messages)
         if self._closed or not apply_trim(self._conv, info):
             return
         self.touch()
-        self.transcript.set_conversation(self._conv)
+        transcript = self.loading.built()  # a transcript never built stays so (it shows the list when built)
+        if transcript is not None:
+            transcript.take_trim(before, info.removed_ids)
         self.update_chips()
         self.archive.refresh()
 

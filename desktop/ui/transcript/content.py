@@ -13,13 +13,14 @@ transcript a stable scroll-bar gutter.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import NamedTuple, TypeVar
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QPainter, QPaintEvent
 from PySide6.QtWidgets import QAbstractScrollArea, QLabel, QVBoxLayout, QWidget
 
+from desktop.core.chat.types import ChatMessage
 from desktop.ui.transcript.error_row import ErrorRow
 
 __all__ = [
@@ -200,3 +201,13 @@ def build_older(
         if deadline is not None and clock() >= deadline:
             break
     return index
+
+
+def trim_shift(before: Sequence[ChatMessage], removed: Collection[str], start: int,
+               known: int) -> tuple[int, int, int]:
+    """What a trim of ``before`` (messages ``removed``, a note put after the system messages) does
+    to a transcript that built ``before[start:known]``: ``(lead, gone_before, gone)``, the note's
+    index, how many removed messages were before ``start`` and before ``known``."""
+    lead = next((i for i, m in enumerate(before) if m.role != "system"), len(before))
+    gone_before = sum(1 for m in before[:start] if m.id in removed)
+    return lead, gone_before, gone_before + sum(1 for m in before[start:known] if m.id in removed)

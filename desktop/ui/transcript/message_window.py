@@ -28,7 +28,7 @@ from __future__ import annotations
 import bisect
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from PySide6.QtCore import QTimer
@@ -147,6 +147,22 @@ class MessageWindow:
             if slot.message_id == message_id:
                 return slot
         return None
+
+    def drop(self, message_ids: Collection[str]) -> list[str]:
+        """Delete the widgets of these messages and forget their slots (the messages left the
+        conversation); returns the ids of the slots dropped."""
+        gone = [s for s in self.slots if s.message_id in message_ids]
+        for slot in gone:
+            for widget in (slot.view, slot.holder, slot.spare):
+                if widget is not None:
+                    widget.setObjectName("")
+                    widget.hide()  # out of the layout's sums at once, deleted by the loop
+                    widget.deleteLater()
+            self._built.pop(id(slot), None)
+            self._ahead.pop(slot.message_id, None)
+        dropped = {id(s) for s in gone}
+        self.slots = [s for s in self.slots if id(s) not in dropped]
+        return [s.message_id for s in gone]
 
     def clear(self) -> None:
         """Forget every slot (the transcript deletes their widgets)."""

@@ -9,7 +9,7 @@ decisions of the node are kept here and re-applied to a card built later (a rebu
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -151,6 +151,11 @@ class MessageViews:
         for view in self.views.values():
             if isinstance(view, AssistantMessageView):
                 view.meta_text = formatter
+
+    def drop(self, message_ids: Iterable[str]) -> None:
+        """These messages left the transcript: forget their views."""
+        for message_id in message_ids:
+            self.views.pop(message_id, None)
 
     def forget(self) -> None:
         """The views were removed from the transcript: drop them and their cards (not the decisions)."""

@@ -21,7 +21,7 @@ Design (budgets: ``docs/DESIGN.md`` §7):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QResizeEvent, QShowEvent
@@ -39,6 +39,7 @@ from desktop.ui.transcript.content import (
     build_older,
     content_rows,
     keep_gutter,
+    trim_shift,
 )
 from desktop.ui.transcript.live import LiveRender
 from desktop.ui.transcript.message_window import MessageWindow, WindowHooks
@@ -149,6 +150,29 @@ class Transcript(QScrollArea):
         self.scroll_to_bottom()
         if self._start > 0:
             QTimer.singleShot(0, self, self._fill_viewport)
+
+    def take_trim(self, before: Sequence[ChatMessage], removed: Collection[str]) -> None:
+        """A save moved ``removed`` to the archive and put its note after the system messages (the
+        conversation, ``before`` a moment ago, changed): their views go, nothing else is rebuilt."""
+        conv = self._conv
+        if conv is None or not removed:
+            return
+        lead, gone_before, gone = trim_shift(before, removed, self._start, self._known)
+        if self._start < lead:
+            return self.set_conversation(conv)  # shown from the top: the note goes between views
+        self._messages.drop(self._window.drop(removed))
+        self._start -= gone_before
+        self._known = max(self._known - gone + 1, 0)
+        msgs = conv.messages
+        built = self._unbuilt is None and self._start == lead  # the note is the first message built
+        view = self._messages.make(msgs[lead], live=False) if built else None
+        if view is not None:
+            self._place_on_top(view)
+        else:
+            self._start += 1  # the note is an earlier message, built when scrolled to
+        self._unbuilt = None if self._unbuilt is None else (self._start, self._known)
+        self._first_id = msgs[0].id if msgs else None
+        self._update_older_label()
 
     def _build_pending(self) -> None:
         """Build the message widgets ``set_conversation`` left for later."""
