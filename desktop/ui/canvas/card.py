@@ -1,0 +1,225 @@
+"""One node on the canvas: a card (``QGraphicsObject``, object name ``nodeCard``).
+
+Zoomed out the card paints a cheap summary (``summary.CardSummary``); at reading zoom the board puts
+the live chat node widget over it (see ``view.CanvasView``), and the card only draws its frame. A card
+is moved by dragging its title band and resized by its bottom-right grip; either reports
+``geometry_changed`` once the mouse is released.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QPainter, QPen
+from PySide6.QtWidgets import (
+    QGraphicsItem,
+    QGraphicsObject,
+    QGraphicsSceneMouseEvent,
+    QStyleOptionGraphicsItem,
+    QWidget,
+)
+
+from desktop.ui.canvas.summary import CardSummary
+from desktop.ui.theme import ThemeColors
+
+if TYPE_CHECKING:
+    from desktop.ui.node.chat_node import ChatNodeWidget
+
+log = logging.getLogger(__name__)
+
+__all__ = ["BOTTOM_BAND", "MIN_CARD_HEIGHT", "MIN_CARD_WIDTH", "NodeCard", "TITLE_BAND"]
+
+MIN_CARD_WIDTH = 280
+MIN_CARD_HEIGHT = 200
+TITLE_BAND = 34
+"""Height of the band a card is dragged by (zoomed out: the whole card moves it)."""
+BOTTOM_BAND = 12
+"""Height of the strip under a live node widget whose right end resizes the card."""
+_GRIP = 18
+_RADIUS = 10.0
+_STATE_COLOURS = {"busy": "#2f80ed", "approval": "#e0a100", "idle": ""}
+_STATE_TEXT = {"busy": "answering\u2026", "approval": "waiting for approval", "idle": ""}
+
+
+class NodeCard(QGraphicsObject):
+    """The card of one chat node.
+
+    Args:
+        node: The node it shows.
+        rect: Its place on the board (scene coordinates).
+        colors: The theme's colours.
+
+    Signals:
+        geometry_changed(): The user moved or resized the card (mouse released).
+        zoom_requested(): The card was double-clicked ("Zoom to node").
+    """
+
+    geometry_changed = Signal()
+    zoom_requested = Signal()
+
+    def __init__(self, node: ChatNodeWidget, rect: QRectF, colors: ThemeColors) -> None:
+        super().__init__()
+        self.setObjectName("nodeCard")
+        self.node = node
+        self.colors = colors
+        self._size = rect.size()
+        self.setPos(rect.topLeft())
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsMovable, True)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable, True)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges, True)
+        self.setAcceptedMouseButtons(Qt.MouseButton.LeftButton)
+        self.live = False
+        """The live node widget covers the card (reading zoom): paint the frame only."""
+        self._summary: CardSummary | None = None
+        self._resizing: QPointF | None = None
+        self._press_pos: QPointF | None = None
+
+    # -- geometry ----------------------------------------------------------------------------------
+    @property
+    def node_id(self) -> str:
+        """The id of the card's node."""
+        return self.node.node_id
+
+    def rect(self) -> QRectF:
+        """The card's place on the board (scene coordinates)."""
+        return QRectF(self.pos(), self._size)
+
+    def set_rect(self, rect: QRectF) -> None:
+        """Move and resize the card to ``rect``."""
+        self.prepareGeometryChange()
+        self._size = rect.size()
+        self.setPos(rect.topLeft())
+        self.update()
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt API)
+        return QRectF(-2, -2, self._size.width() + 4, self._size.height() + 4)
+
+    def set_summary(self, summary: CardSummary) -> None:
+        """Show ``summary`` when zoomed out (repaints only when it changed)."""
+        if summary != self._summary:
+            self._summary = summary
+            self.update()
+
+    # -- painting ----------------------------------------------------------------------------------
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
+              widget: QWidget | None = None) -> None:
+        c = self.colors
+        w, h = self._size.width(), self._size.height()
+        selected = self.isSelected()
+        border = QColor(c.accent if selected else c.border)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        painter.setPen(QPen(border, 2.5 if selected else 1.2))
+        painter.setBrush(QColor(c.base))
+        painter.drawRoundedRect(QRectF(0, 0, w, h), _RADIUS, _RADIUS)
+        lod = option.levelOfDetailFromTransform(painter.worldTransform())
+        summary = self._summary
+        band = QRectF(1, 1, w - 2, TITLE_BAND)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QColor(c.accent if selected else c.alt_base))
+        painter.drawRoundedRect(band, _RADIUS - 1, _RADIUS - 1)
+        painter.drawRect(QRectF(1, TITLE_BAND / 2, w - 2, TITLE_BAND / 2 + 1))
+        if summary is None:
+            return
+        state_colour = _STATE_COLOURS.get(summary.state, "")
+        if state_colour:
+            painter.setBrush(QColor(state_colour))
+            painter.drawEllipse(QRectF(w - 24, 11, 12, 12))
+        font = QFont(painter.font())
+        scale = 1.0 if lod >= 0.5 else min(2.6, 0.5 / max(lod, 0.05))  # text stays readable zoomed out
+        font.setPointSizeF(11 * scale)
+        font.setBold(True)
+        painter.setFont(font)
+        painter.setPen(QColor(c.accent_text if selected else c.text))
+        pad = 14.0
+        band_h = TITLE_BAND if self.live else max(TITLE_BAND, 20 * scale)
+        title_rect = QRectF(pad, 0, w - 2 * pad - 20, band_h)
+        painter.drawText(title_rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+                         painter.fontMetrics().elidedText(summary.title, Qt.TextElideMode.ElideRight,
+                                                          int(title_rect.width())))
+        if self.live or lod < 0.12:
+            self._paint_grip(painter)
+            return
+        font.setBold(False)
+        font.setPointSizeF(9.5 * scale)
+        painter.setFont(font)
+        y = title_rect.bottom() + 8
+        line_h = painter.fontMetrics().height() + 4
+        painter.setPen(QColor(c.muted))
+        meta = f"{summary.model} \u00b7 {summary.messages} messages"
+        if summary.cost:
+            meta += f" \u00b7 {summary.cost}"
+        painter.drawText(QRectF(pad, y, w - 2 * pad, line_h), Qt.AlignmentFlag.AlignLeft,
+                         painter.fontMetrics().elidedText(meta, Qt.TextElideMode.ElideRight,
+                                                          int(w - 2 * pad)))
+        y += line_h + 6
+        if summary.state != "idle":
+            painter.setPen(QColor(state_colour))
+            painter.drawText(QRectF(pad, y, w - 2 * pad, line_h), Qt.AlignmentFlag.AlignLeft,
+                             _STATE_TEXT[summary.state])
+            y += line_h
+        font.setPointSizeF(10.5 * scale)
+        painter.setFont(font)
+        painter.setPen(QColor(c.text))
+        text = summary.last_line or "No messages yet"
+        body = QRectF(pad, y, w - 2 * pad, max(0.0, h - y - pad))
+        painter.drawText(body, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+                         | int(Qt.TextFlag.TextWordWrap), text)
+        painter.setPen(QColor(c.border))
+        self._paint_grip(painter)
+
+    def _paint_grip(self, painter: QPainter) -> None:
+        w, h = self._size.width(), self._size.height()
+        painter.setPen(QPen(QColor(self.colors.muted), 1.2))
+        painter.drawLine(QPointF(w - 5, h - 12), QPointF(w - 12, h - 5))
+        painter.drawLine(QPointF(w - 5, h - 8), QPointF(w - 8, h - 5))
+
+    # -- mouse -------------------------------------------------------------------------------------
+    def _in_grip(self, pos: QPointF) -> bool:
+        return pos.x() >= self._size.width() - 2 * _GRIP and pos.y() >= self._size.height() - BOTTOM_BAND
+
+    def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802 (Qt API)
+        self._press_pos = self.pos()
+        if self._in_grip(event.pos()):
+            self._resizing = event.pos() - QPointF(self._size.width(), self._size.height())
+            event.accept()
+            return
+        super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802 (Qt API)
+        if self._resizing is not None:
+            pos = event.pos() - self._resizing
+            self.prepareGeometryChange()
+            self._size.setWidth(max(MIN_CARD_WIDTH, pos.x()))
+            self._size.setHeight(max(MIN_CARD_HEIGHT, pos.y()))
+            self.update()
+            self.geometry_live()
+            return
+        super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802 (Qt API)
+        resized = self._resizing is not None
+        self._resizing = None
+        super().mouseReleaseEvent(event)
+        if resized or (self._press_pos is not None and self._press_pos != self.pos()):
+            self.geometry_changed.emit()
+        self._press_pos = None
+
+    def mouseDoubleClickEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802 (Qt API)
+        event.accept()
+        self.zoom_requested.emit()
+
+    def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value: object) -> object:  # noqa: N802
+        if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged:
+            self.geometry_live()
+        return super().itemChange(change, value)
+
+    def geometry_live(self) -> None:
+        """The card moves or grows under the mouse: its edges and live widget follow."""
+        scene = self.scene()
+        if scene is not None:
+            for view in scene.views():
+                follow = getattr(view, "card_moved", None)
+                if follow is not None:
+                    follow(self)
