@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from first_hour_support import open_with_fake, press, trigger
+from first_hour_support import activate, open_with_fake, press, trigger
 from PySide6.QtCore import QPoint, QPointF, Qt
-from PySide6.QtWidgets import QGraphicsView, QPushButton, QToolButton, QWidget
+from PySide6.QtWidgets import QApplication, QGraphicsView, QPushButton, QToolButton, QWidget
 from test_app_support import send_and_wait
 
 from desktop.testing import FakeProvider, ToolCallSpec, Turn
@@ -26,7 +26,8 @@ def _view(window: Any) -> QGraphicsView:
 
 
 def _items(window: Any, name: str) -> list[Any]:
-    return [item for item in _view(window).scene().items() if getattr(item, "objectName", lambda: "")() == name]
+    items = _view(window).scene().items()
+    return [item for item in items if getattr(item, "objectName", lambda: "")() == name]
 
 
 def _card(window: Any, node: Any) -> Any:
@@ -160,8 +161,10 @@ def test_ctrl_tab_cycles_nodes_in_reading_order_in_both_views(
             for i, n in enumerate((third, first, second)):  # reading order: third, first, second
                 card = _card(window, n)
                 card.set_rect(card.rect().translated(i * 2000 - card.rect().x(), -card.rect().y()))
+        activate(window)
         window.go_to_node(first.node_id)
         qtbot.waitUntil(lambda: window.active_node() is first, timeout=3000)
+        qtbot.waitUntil(lambda: QApplication.focusWidget() is not None, timeout=3000)
         seen = []
         for _ in range(3):
             press(qtbot, "Ctrl+Tab")
