@@ -7,18 +7,26 @@ work in both views.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMenu, QToolBar
 
-if TYPE_CHECKING:
-    from desktop.ui.canvas.board import CanvasBoard
-
 log = logging.getLogger(__name__)
 
-__all__ = ["CanvasActions"]
+__all__ = ["BoardSlots", "CanvasActions"]
+
+
+class BoardSlots(Protocol):
+    """What the actions call (``board.CanvasBoard``)."""
+
+    current: str | None
+
+    def set_mode(self, mode: str) -> None: ...
+    def fit_all(self) -> None: ...
+    def zoom_to_node(self, node_id: str) -> None: ...
+    def cycle(self, step: int) -> None: ...
 
 
 class CanvasActions:
@@ -29,7 +37,7 @@ class CanvasActions:
         board: What the actions do.
     """
 
-    def __init__(self, window: QMainWindow, board: CanvasBoard) -> None:
+    def __init__(self, window: QMainWindow, board: BoardSlots) -> None:
         def action(text: str, name: str, keys: tuple[str, ...], slot: object, tip: str) -> QAction:
             act = QAction(text, window)
             act.setObjectName(name)
