@@ -211,6 +211,8 @@ class CanvasBoard(QObject):
                 continue
             parent = self.cards.get(record.parent)
             edge = ForkEdge(parent, child, record.label, self.colors)
+            zoom = self.view.zoom()
+            edge.set_text_scale(1.0 if zoom >= 0.9 else min(4.5, 0.9 / zoom))
             scene.addItem(edge)
             self.edges.append(edge)
 
@@ -317,6 +319,10 @@ class CanvasBoard(QObject):
 
     def _view_moved(self) -> None:
         self.minimap.update()
+        zoom = self.view.zoom()
+        scale = 1.0 if zoom >= 0.9 else min(4.5, 0.9 / zoom)
+        for edge in self.edges:
+            edge.set_text_scale(scale)
         if self._view_pending and self.view.isVisible():
             self._restore_view()
 

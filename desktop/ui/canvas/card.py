@@ -114,38 +114,48 @@ class NodeCard(QGraphicsObject):
         painter.setBrush(QColor(c.base))
         painter.drawRoundedRect(QRectF(0, 0, w, h), _RADIUS, _RADIUS)
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
+        # Zoomed out the text grows on the board, so it keeps a readable size on screen.
+        scale = 1.0 if self.live or lod >= 0.9 else min(4.5, 0.9 / max(lod, 0.05))
         summary = self._summary
-        band = QRectF(1, 1, w - 2, TITLE_BAND)
+        band_h = TITLE_BAND * max(1.0, scale * 0.8)
+        band = QRectF(1, 1, w - 2, min(band_h, h - 2))
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(QColor(c.accent if selected else c.alt_base))
         painter.drawRoundedRect(band, _RADIUS - 1, _RADIUS - 1)
-        painter.drawRect(QRectF(1, TITLE_BAND / 2, w - 2, TITLE_BAND / 2 + 1))
+        painter.drawRect(QRectF(1, band.height() / 2, w - 2, band.height() / 2 + 1))
         if summary is None:
             return
+        pad = 14.0 * max(1.0, scale * 0.7)
         state_colour = _STATE_COLOURS.get(summary.state, "")
         if state_colour:
+            dot = 10.0 * max(1.0, scale * 0.8)
             painter.setBrush(QColor(state_colour))
-            painter.drawEllipse(QRectF(w - 24, 11, 12, 12))
+            painter.drawEllipse(QRectF(w - pad - dot, (band.height() - dot) / 2, dot, dot))
         font = QFont(painter.font())
-        scale = 1.0 if lod >= 0.5 else min(2.6, 0.5 / max(lod, 0.05))  # text stays readable zoomed out
         font.setPointSizeF(11 * scale)
         font.setBold(True)
         painter.setFont(font)
         painter.setPen(QColor(c.accent_text if selected else c.text))
-        pad = 14.0
-        band_h = TITLE_BAND if self.live else max(TITLE_BAND, 20 * scale)
-        title_rect = QRectF(pad, 0, w - 2 * pad - 20, band_h)
+        title_rect = QRectF(pad, 0, w - 3 * pad, band.height())
         painter.drawText(title_rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
                          painter.fontMetrics().elidedText(summary.title, Qt.TextElideMode.ElideRight,
                                                           int(title_rect.width())))
-        if self.live or lod < 0.12:
+        if self.live or lod < 0.08:
             self._paint_grip(painter)
             return
+        self._paint_body(painter, summary, scale, pad, band.bottom() + pad * 0.6)
+        self._paint_grip(painter)
+
+    def _paint_body(self, painter: QPainter, summary: CardSummary, scale: float, pad: float,
+                    y: float) -> None:
+        """The meta line, the state and the recent messages, under the title band."""
+        c = self.colors
+        w, h = self._size.width(), self._size.height()
+        font = QFont(painter.font())
         font.setBold(False)
         font.setPointSizeF(9.5 * scale)
         painter.setFont(font)
-        y = title_rect.bottom() + 8
-        line_h = painter.fontMetrics().height() + 4
+        line_h = painter.fontMetrics().height() * 1.15
         painter.setPen(QColor(c.muted))
         meta = f"{summary.model} \u00b7 {summary.messages} messages"
         if summary.cost:
@@ -153,21 +163,23 @@ class NodeCard(QGraphicsObject):
         painter.drawText(QRectF(pad, y, w - 2 * pad, line_h), Qt.AlignmentFlag.AlignLeft,
                          painter.fontMetrics().elidedText(meta, Qt.TextElideMode.ElideRight,
                                                           int(w - 2 * pad)))
-        y += line_h + 6
+        y += line_h
         if summary.state != "idle":
-            painter.setPen(QColor(state_colour))
+            font.setBold(True)
+            painter.setFont(font)
+            painter.setPen(QColor(_STATE_COLOURS[summary.state]))
             painter.drawText(QRectF(pad, y, w - 2 * pad, line_h), Qt.AlignmentFlag.AlignLeft,
                              _STATE_TEXT[summary.state])
             y += line_h
+        y += line_h * 0.4
+        font.setBold(False)
         font.setPointSizeF(10.5 * scale)
         painter.setFont(font)
         painter.setPen(QColor(c.text))
         text = summary.last_line or "No messages yet"
         body = QRectF(pad, y, w - 2 * pad, max(0.0, h - y - pad))
-        painter.drawText(body, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
-                         | int(Qt.TextFlag.TextWordWrap), text)
-        painter.setPen(QColor(c.border))
-        self._paint_grip(painter)
+        flags = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop) | int(Qt.TextFlag.TextWordWrap)
+        painter.drawText(body, flags, text)
 
     def _paint_grip(self, painter: QPainter) -> None:
         w, h = self._size.width(), self._size.height()

@@ -13,7 +13,16 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QPainter, QPainterPath, QPainterPathStroker, QPen, QPolygonF
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QPainter,
+    QPainterPath,
+    QPainterPathStroker,
+    QPen,
+    QPolygonF,
+)
 from PySide6.QtWidgets import QGraphicsObject, QStyleOptionGraphicsItem, QWidget
 
 from desktop.ui.theme import ThemeColors
@@ -26,7 +35,7 @@ log = logging.getLogger(__name__)
 __all__ = ["DELETED_LABEL", "ForkEdge"]
 
 DELETED_LABEL = "deleted node"
-_STUB = QRectF(0, 0, 120, 36)
+_STUB = QRectF(0, 0, 190, 50)
 
 
 class ForkEdge(QGraphicsObject):
@@ -49,18 +58,28 @@ class ForkEdge(QGraphicsObject):
         self.label = label
         self.colors = colors
         self._anchor = anchor
-        self.setZValue(-1)  # under the cards
+        self.setZValue(1)  # over the cards (a label may reach over one); live node widgets cover both
         self._path = QPainterPath()
         self._label_rect = QRectF()
         self._stub = QRectF()
+        self.text_scale = 1.0
+        """How much larger than at 100 % the label is drawn (zoomed out it keeps a readable size)."""
         self.refresh()
+
+    def set_text_scale(self, scale: float) -> None:
+        """Draw the label and the stub ``scale`` times larger (the board zoomed out)."""
+        if abs(scale - self.text_scale) > 0.05:
+            self.text_scale = scale
+            self.refresh()
 
     def refresh(self) -> None:
         """Follow the cards (after a move or a resize)."""
         self.prepareGeometryChange()
         child = self.child_card.rect()
         if self.parent_card is None:
-            self._stub = _STUB.translated(child.left() - _STUB.width() - 90, child.top() + 20)
+            k = self.text_scale
+            stub = QRectF(0, 0, _STUB.width() * k, _STUB.height() * k)
+            self._stub = stub.translated(child.left(), child.top() - stub.height() - 70 * k)
             src_rect = self._stub
         else:
             self._stub = QRectF()
@@ -72,17 +91,24 @@ class ForkEdge(QGraphicsObject):
         end = QPointF(child.right() if leftwards else child.left(), child.top() + 17)
         bend = max(60.0, abs(end.x() - start.x()) / 2) * (-1 if leftwards else 1)
         path = QPainterPath(start)
-        path.cubicTo(start + QPointF(bend, 0), end - QPointF(bend, 0), end)
+        if self.parent_card is None:  # from the stub above the child, down into the child's left side
+            start = QPointF(self._stub.left() + 24, self._stub.bottom())
+            path = QPainterPath(start)
+            path.cubicTo(QPointF(start.x(), end.y()), QPointF(end.x() - 40, end.y()), end)
+            leftwards = False
+        else:
+            path.cubicTo(start + QPointF(bend, 0), end - QPointF(bend, 0), end)
         self._path = path
         self._end = end
         self._dir = -1 if leftwards else 1
         mid = path.pointAtPercent(0.5)
         font = QFont()
-        font.setPointSizeF(9)
-        from PySide6.QtGui import QFontMetricsF
-
-        width = min(220.0, QFontMetricsF(font).horizontalAdvance(self.label) + 16)
-        self._label_rect = QRectF(mid.x() - width / 2, mid.y() - 11, width, 22) if self.label else QRectF()
+        font.setPointSizeF(9 * self.text_scale)
+        k = self.text_scale
+        room = max(abs(end.x() - start.x()) - 16, 48 * k)  # the label stays between the two cards
+        width = min(220.0 * k, room, QFontMetricsF(font).horizontalAdvance(self.label) + 16 * k)
+        shown = self.label and self.parent_card is not None  # a stub carries its label itself
+        self._label_rect = QRectF(mid.x() - width / 2, mid.y() - 11 * k, width, 22 * k) if shown else QRectF()
         self.update()
 
     def boundingRect(self) -> QRectF:  # noqa: N802 (Qt API)
@@ -101,27 +127,37 @@ class ForkEdge(QGraphicsObject):
         c = self.colors
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         accent = QColor(c.accent)
-        painter.setPen(QPen(accent, 2.0))
+        painter.setPen(QPen(accent, 2.0 * max(1.0, self.text_scale * 0.8)))
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawPath(self._path)
         tip = self._end
         d = self._dir
         painter.setBrush(accent)
-        painter.drawPolygon(QPolygonF([tip, tip + QPointF(-10 * d, -5), tip + QPointF(-10 * d, 5)]))
+        a = 10 * max(1.0, self.text_scale * 0.8)
+        painter.drawPolygon(QPolygonF([tip, tip + QPointF(-a * d, -a / 2), tip + QPointF(-a * d, a / 2)]))
         font = QFont(painter.font())
-        font.setPointSizeF(9)
+        font.setPointSizeF(9 * self.text_scale)
         painter.setFont(font)
+        k = self.text_scale
         if not self._stub.isEmpty():
             painter.setPen(QPen(QColor(c.muted), 1.2, Qt.PenStyle.DashLine))
             painter.setBrush(QColor(c.alt_base))
-            painter.drawRoundedRect(self._stub, 8, 8)
+            painter.drawRoundedRect(self._stub, 8 * k, 8 * k)
             painter.setPen(QColor(c.muted))
-            painter.drawText(self._stub, Qt.AlignmentFlag.AlignCenter, DELETED_LABEL)
-        if self.label and option.levelOfDetailFromTransform(painter.worldTransform()) > 0.2:
-            painter.setPen(QPen(accent, 1.0))
-            painter.setBrush(QColor(c.base))
-            painter.drawRoundedRect(self._label_rect, 11, 11)
+            half = self._stub.height() / 2
+            top = QRectF(self._stub.left(), self._stub.top() + 3 * k, self._stub.width(), half)
+            painter.drawText(top, Qt.AlignmentFlag.AlignCenter, DELETED_LABEL)
             painter.setPen(QColor(c.text))
-            painter.drawText(self._label_rect.adjusted(8, 0, -8, 0), Qt.AlignmentFlag.AlignCenter,
+            bottom = top.translated(0, half - 6 * k).adjusted(8 * k, 0, -8 * k, 0)
+            painter.drawText(bottom, Qt.AlignmentFlag.AlignCenter,
                              painter.fontMetrics().elidedText(self.label, Qt.TextElideMode.ElideRight,
-                                                              int(self._label_rect.width() - 16)))
+                                                              int(bottom.width())))
+        lod = option.levelOfDetailFromTransform(painter.worldTransform())
+        if not self._label_rect.isEmpty() and lod > 0.08:
+            painter.setPen(QPen(accent, 1.0 * k))
+            painter.setBrush(QColor(c.base))
+            painter.drawRoundedRect(self._label_rect, 11 * k, 11 * k)
+            painter.setPen(QColor(c.text))
+            painter.drawText(self._label_rect.adjusted(8 * k, 0, -8 * k, 0), Qt.AlignmentFlag.AlignCenter,
+                             painter.fontMetrics().elidedText(self.label, Qt.TextElideMode.ElideRight,
+                                                              int(self._label_rect.width() - 16 * k)))

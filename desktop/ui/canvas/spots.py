@@ -12,12 +12,12 @@ from PySide6.QtCore import QRectF
 
 __all__ = ["GAP", "free_spot", "reading_order"]
 
-GAP = 80.0
+GAP = 200.0
 """Room between a source card and the card placed beside it (an edge and its label fit)."""
 
 
 def _free(rect: QRectF, others: Sequence[QRectF]) -> bool:
-    grown = rect.adjusted(-GAP / 4, -GAP / 4, GAP / 4, GAP / 4)
+    grown = rect.adjusted(-GAP / 5, -GAP / 5, GAP / 5, GAP / 5)
     return not any(grown.intersects(o) for o in others)
 
 

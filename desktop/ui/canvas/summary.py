@@ -24,7 +24,7 @@ class CardSummary:
     Attributes:
         title: The node's title.
         model: The model id (or "default model").
-        last_line: The first line of the last message with text ("" for an empty node).
+        last_line: The start of the last message with text ("" for an empty node).
         cost: The node's cost as the cost chip shows it ("" when nothing was spent).
         state: ``idle``, ``busy`` or ``approval`` (a tool call waits for the user).
         messages: How many messages the active path has.
@@ -54,7 +54,7 @@ def summary_of(node: ChatNodeWidget) -> CardSummary:
     waiting = False
     for message in reversed(messages):
         if not last_line and message.content.strip():
-            last_line = next(ln.strip() for ln in message.content.splitlines() if ln.strip())
+            last_line = message.content.strip()[:400]
         if any(call.status == "awaiting_approval" for call in message.tool_calls or ()):
             waiting = True
         if last_line:
@@ -65,5 +65,5 @@ def summary_of(node: ChatNodeWidget) -> CardSummary:
         log.debug("no cost for %s", node.node_id, exc_info=True)
         cost = ""
     state = "approval" if waiting else "busy" if node.is_busy() else "idle"
-    return CardSummary(node.title or "Chat", node.model or "default model", last_line[:160], cost, state,
+    return CardSummary(node.title or "Chat", node.model or "default model", last_line, cost, state,
                        len(messages))
