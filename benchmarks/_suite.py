@@ -38,6 +38,8 @@ BENCHMARKS: dict[str, str] = {
     "mcp_start": "benchmarks.mcp_start",
     # Full-text search over 100,000 messages: build, gaps, queries, size, one new message (issue 27).
     "search": "benchmarks.search",
+    # The canvas (issue 30): pan and zoom on 200 nodes, Desk ↔ Canvas on 30, streaming into 8 cards.
+    "canvas": "benchmarks.canvas",
 }
 
 
