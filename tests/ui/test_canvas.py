@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import shiboken6
 from first_hour_support import activate, open_with_fake, press, trigger
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtWidgets import QApplication, QGraphicsView, QPushButton, QToolButton, QWidget
@@ -176,3 +177,26 @@ def test_ctrl_tab_cycles_nodes_in_reading_order_in_both_views(
             assert window.active_node() is third
         else:
             assert set(seen) == {first, second, third} and seen[-1] is first
+
+
+def test_closing_the_parent_leaves_its_edge_coming_from_a_deleted_node(
+    qtbot: Any, open_window: Any, fake: FakeProvider, tmp_path: Path
+) -> None:
+    window = open_with_fake(open_window, fake, tmp_path)
+    node = window.nodes()[0]
+    fake.script(Turn(text="An answer."))
+    send_and_wait(qtbot, node, "Parent question")
+    _to_canvas(qtbot, window)
+    button = _fork_button(node, 0)
+    qtbot.waitUntil(button.isVisible, timeout=3000)
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    fork = next(n for n in window.nodes() if n is not node)
+    window.go_to_node(node.node_id)
+    qtbot.waitUntil(lambda: window.active_node() is node, timeout=3000)
+    trigger(window, "closeNodeAction")
+    qtbot.waitUntil(lambda: len(window.nodes()) == 1, timeout=3000)
+    assert [c.node for c in _items(window, "nodeCard")] == [fork]
+    edges = _items(window, "forkEdge")
+    assert len(edges) == 1 and edges[0].parent_card is None and edges[0].child_card.node is fork
+    # The closed node's widget goes (taken off the canvas, then deleted).
+    qtbot.waitUntil(lambda: not shiboken6.isValid(node) or node.parentWidget() is None, timeout=3000)

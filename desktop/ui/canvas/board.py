@@ -11,9 +11,10 @@ read and written through the project controller's extra hooks.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, QPointF, QRectF, QTimer
+from PySide6.QtCore import QObject, QPoint, QPointF, QRectF, QTimer
 from PySide6.QtWidgets import QApplication, QBoxLayout, QMainWindow, QWidget
 
 from desktop.ui.canvas.actions import CanvasActions
@@ -210,11 +211,30 @@ class CanvasBoard(QObject):
             if child is None:
                 continue
             parent = self.cards.get(record.parent)
-            edge = ForkEdge(parent, child, record.label, self.colors)
+            edge = ForkEdge(parent, child, record.label, self.colors, self._anchor(record))
             zoom = self.view.zoom()
             edge.set_text_scale(1.0 if zoom >= 0.9 else min(4.5, 0.9 / zoom))
             scene.addItem(edge)
             self.edges.append(edge)
+
+    def _anchor(self, record: EdgeRecord) -> Callable[[], QPointF | None]:
+        """Where the forked message of ``record`` is on its parent's live widget (None when not in sight)."""
+        def find() -> QPointF | None:
+            card = self.cards.get(record.parent)
+            if card is None or not card.live or not record.message or card.node.loading.pending:
+                return None
+            try:
+                view = card.node.transcript.view_for(record.message)
+            except Exception:  # a transcript being rebuilt: no anchor this time
+                log.debug("no anchor for %s", record.message, exc_info=True)
+                return None
+            if view is None or not view.isVisible() or view.visibleRegion().isEmpty():
+                return None
+            point = self.view.mapToScene(view.mapTo(self.view.viewport(), QPoint(0, 14)))
+            rect = card.rect()
+            return QPointF(point.x(), max(rect.top() + 40, min(point.y(), rect.bottom() - 10)))
+
+        return find
 
     def _card_moved(self, card: NodeCard) -> None:
         for edge in self.edges:
@@ -323,6 +343,8 @@ class CanvasBoard(QObject):
         scale = 1.0 if zoom >= 0.9 else min(4.5, 0.9 / zoom)
         for edge in self.edges:
             edge.set_text_scale(scale)
+            if edge.parent_card is not None and edge.parent_card.live:
+                edge.refresh()  # its anchor follows the forked message
         if self._view_pending and self.view.isVisible():
             self._restore_view()
 
