@@ -38,6 +38,8 @@ TITLE_BAND = 34
 BOTTOM_BAND = 12
 """Height of the strip under a live node widget whose right end resizes the card."""
 _GRIP = 18
+_TEXT_LOD = 0.9
+"""Below this zoom a card is drawn in device pixels (its text keeps its size on screen)."""
 _RADIUS = 10.0
 _STATE_COLOURS = {"busy": "#2f80ed", "approval": "#e0a100", "idle": ""}
 _STATE_TEXT = {"busy": "answering\u2026", "approval": "waiting for approval", "idle": ""}
@@ -70,6 +72,8 @@ class NodeCard(QGraphicsObject):
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable, True)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges, True)
         self.setAcceptedMouseButtons(Qt.MouseButton.LeftButton)
+        # Panning blits the cached card; zooming paints it again (cheap: fixed-size text, see paint).
+        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.live = False
         """The live node widget covers the card (reading zoom): paint the frame only."""
         self._summary: CardSummary | None = None
@@ -105,57 +109,62 @@ class NodeCard(QGraphicsObject):
     # -- painting ----------------------------------------------------------------------------------
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
               widget: QWidget | None = None) -> None:
-        c = self.colors
-        w, h = self._size.width(), self._size.height()
-        selected = self.isSelected()
-        border = QColor(c.accent if selected else c.border)
+        lod = option.levelOfDetailFromTransform(painter.worldTransform())
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-        painter.setPen(QPen(border, 2.5 if selected else 1.2))
+        if lod >= _TEXT_LOD or self.live:
+            self._paint_card(painter, self._size.width(), self._size.height())
+            return
+        # Zoomed out: drawn in device pixels, so the text keeps one readable size (and the glyph cache
+        # keeps serving it while the zoom changes).
+        device = painter.worldTransform().mapRect(QRectF(QPointF(0, 0), self._size))
+        painter.save()
+        painter.resetTransform()
+        painter.translate(device.topLeft())
+        self._paint_card(painter, device.width(), device.height())
+        painter.restore()
+
+    def _paint_card(self, painter: QPainter, w: float, h: float) -> None:
+        """The card at ``w`` x ``h`` units of one pixel each (at 100 % or in device pixels)."""
+        c = self.colors
+        selected = self.isSelected()
+        painter.setPen(QPen(QColor(c.accent if selected else c.border), 2.5 if selected else 1.2))
         painter.setBrush(QColor(c.base))
         painter.drawRoundedRect(QRectF(0, 0, w, h), _RADIUS, _RADIUS)
-        lod = option.levelOfDetailFromTransform(painter.worldTransform())
-        # Zoomed out the text grows on the board, so it keeps a readable size on screen.
-        scale = 1.0 if self.live or lod >= 0.9 else min(4.5, 0.9 / max(lod, 0.05))
-        summary = self._summary
-        band_h = TITLE_BAND * max(1.0, scale * 0.8)
-        band = QRectF(1, 1, w - 2, min(band_h, h - 2))
+        band = QRectF(1, 1, w - 2, min(TITLE_BAND, h - 2))
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(QColor(c.accent if selected else c.alt_base))
         painter.drawRoundedRect(band, _RADIUS - 1, _RADIUS - 1)
         painter.drawRect(QRectF(1, band.height() / 2, w - 2, band.height() / 2 + 1))
-        if summary is None:
+        summary = self._summary
+        if summary is None or w < 40:
             return
-        pad = 14.0 * max(1.0, scale * 0.7)
+        pad = 12.0
         state_colour = _STATE_COLOURS.get(summary.state, "")
         if state_colour:
-            dot = 10.0 * max(1.0, scale * 0.8)
             painter.setBrush(QColor(state_colour))
-            painter.drawEllipse(QRectF(w - pad - dot, (band.height() - dot) / 2, dot, dot))
+            painter.drawEllipse(QRectF(w - pad - 10, (band.height() - 10) / 2, 10, 10))
         font = QFont(painter.font())
-        font.setPointSizeF(11 * scale)
+        font.setPixelSize(15)
         font.setBold(True)
         painter.setFont(font)
         painter.setPen(QColor(c.accent_text if selected else c.text))
-        title_rect = QRectF(pad, 0, w - 3 * pad, band.height())
+        title_rect = QRectF(pad, 0, w - 2 * pad - (14 if state_colour else 0), band.height())
         painter.drawText(title_rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
                          painter.fontMetrics().elidedText(summary.title, Qt.TextElideMode.ElideRight,
                                                           int(title_rect.width())))
-        if self.live or lod < 0.08:
-            self._paint_grip(painter)
-            return
-        self._paint_body(painter, summary, scale, pad, band.bottom() + pad * 0.6)
-        self._paint_grip(painter)
+        if not self.live and h > band.height() + 30:
+            self._paint_body(painter, summary, w, h, band.bottom() + 8)
+        self._paint_grip(painter, w, h)
 
-    def _paint_body(self, painter: QPainter, summary: CardSummary, scale: float, pad: float,
-                    y: float) -> None:
-        """The meta line, the state and the recent messages, under the title band."""
+    def _paint_body(self, painter: QPainter, summary: CardSummary, w: float, h: float, y: float) -> None:
+        """The meta line, the state and the last message's start, under the title band."""
         c = self.colors
-        w, h = self._size.width(), self._size.height()
+        pad = 12.0
         font = QFont(painter.font())
         font.setBold(False)
-        font.setPointSizeF(9.5 * scale)
+        font.setPixelSize(12)
         painter.setFont(font)
-        line_h = painter.fontMetrics().height() * 1.15
+        line_h = painter.fontMetrics().height() * 1.2
         painter.setPen(QColor(c.muted))
         meta = f"{summary.model} \u00b7 {summary.messages} messages"
         if summary.cost:
@@ -171,18 +180,18 @@ class NodeCard(QGraphicsObject):
             painter.drawText(QRectF(pad, y, w - 2 * pad, line_h), Qt.AlignmentFlag.AlignLeft,
                              _STATE_TEXT[summary.state])
             y += line_h
-        y += line_h * 0.4
+        y += 4
         font.setBold(False)
-        font.setPointSizeF(10.5 * scale)
+        font.setPixelSize(13)
         painter.setFont(font)
         painter.setPen(QColor(c.text))
-        text = summary.last_line or "No messages yet"
         body = QRectF(pad, y, w - 2 * pad, max(0.0, h - y - pad))
+        if body.height() < painter.fontMetrics().height():
+            return
         flags = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop) | int(Qt.TextFlag.TextWordWrap)
-        painter.drawText(body, flags, text)
+        painter.drawText(body, flags, summary.last_line or "No messages yet")
 
-    def _paint_grip(self, painter: QPainter) -> None:
-        w, h = self._size.width(), self._size.height()
+    def _paint_grip(self, painter: QPainter, w: float, h: float) -> None:
         painter.setPen(QPen(QColor(self.colors.muted), 1.2))
         painter.drawLine(QPointF(w - 5, h - 12), QPointF(w - 12, h - 5))
         painter.drawLine(QPointF(w - 5, h - 8), QPointF(w - 8, h - 5))
