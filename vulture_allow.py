@@ -125,3 +125,4 @@ _.project_closed
 _.forget_project
 _.rebuild
 _.wait_idle
+_.go_to_node  # MainWindow: the search panel's "go to node" (issue 30)

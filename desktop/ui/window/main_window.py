@@ -21,6 +21,7 @@ from PySide6.QtGui import QCloseEvent, QShowEvent
 from PySide6.QtWidgets import QMainWindow, QMdiArea, QMdiSubWindow, QVBoxLayout, QWidget
 
 from desktop.ui.banner import Banner, BannerArea, BannerKind
+from desktop.ui.canvas.board import CanvasBoard
 from desktop.ui.money.dialogs import MoneyDialogs
 from desktop.ui.money.session_chip import count_ledger, show_session, sum_costs
 from desktop.ui.window.chrome import (
@@ -137,6 +138,7 @@ class MainWindow(QMainWindow):
         # The sidebar, closed nodes, recent projects, the shortcuts list (navigation.py).
         self.nav = Navigation(self, a, self.node_area, self.projects,
                               lambda: self._context.config_dir if self._context is not None else None)
+        self.canvas = CanvasBoard(self, layout, self.node_area, self.projects)  # View → Canvas
         self.project_label, self.provider_label, self.cost_label = (labels.project, labels.provider,
                                                                     labels.cost)
         self.search = SearchFlow(self, self)  # Ctrl+Shift+F, the index fed on every save (search_flow.py)
@@ -259,6 +261,11 @@ class MainWindow(QMainWindow):
     def active_node(self) -> ChatNodeWidget | None:
         """The node of the active sub-window (or the only node)."""
         return self.node_area.active_node()
+
+    def go_to_node(self, node_id: str) -> None:
+        """Show node ``node_id`` with the focus in its input: its window or tab in the desk; in the
+        canvas the board pans and zooms to its card (search results and "Zoom to node" use this)."""
+        self.nav.focus_node(node_id)
 
     def add_node(self, state: NodeState | None = None, *, activate: bool = True,
                  place: bool = False) -> ChatNodeWidget:

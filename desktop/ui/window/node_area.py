@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, QRect, Signal
@@ -84,6 +85,7 @@ class NodeArea(QObject):
         nodes_changed(): A node was added or closed.
         node_closed(object): The user closed a node: its ``NodeState`` (normal geometry, whole
             conversation) as it was, for "Recently closed".
+        forked(object, object): ``(source, fork)``: a fork of ``source`` was opened (the canvas edge).
     """
 
     changed = Signal()
@@ -91,6 +93,7 @@ class NodeArea(QObject):
     run_finished = Signal()
     nodes_changed = Signal()
     node_closed = Signal(object)
+    forked = Signal(object, object)
 
     def __init__(self, parent: QWidget, tabbed_action: QAction) -> None:
         super().__init__(parent)
@@ -114,6 +117,10 @@ class NodeArea(QObject):
         self._watcher = _SubWindowWatcher(self)
         self.mdi.installEventFilter(self._watcher)
         self._icon: QIcon | None = None
+        self.focus_hook: Callable[[ChatNodeWidget], bool] | None = None
+        """Shows a node elsewhere (the canvas); returns False to leave it to the MDI area."""
+        self.active_hook: Callable[[], ChatNodeWidget | None] | None = None
+        """The active node elsewhere (the canvas), or None to ask the MDI area."""
 
     # -- queries --------------------------------------------------------------------------------
     def nodes(self) -> list[ChatNodeWidget]:
@@ -125,7 +132,9 @@ class NodeArea(QObject):
         return self._subs[node.node_id]
 
     def active_node(self) -> ChatNodeWidget | None:
-        """The node of the active sub-window (or the only node)."""
+        """The node of the active sub-window (or the only node; or the canvas's, see ``active_hook``)."""
+        if self.active_hook is not None and (hooked := self.active_hook()) is not None:
+            return hooked
         sub = self.mdi.activeSubWindow() or self.mdi.currentSubWindow()
         if sub is not None:
             node = self._node_in(sub)
@@ -154,12 +163,8 @@ class NodeArea(QObject):
         return dataclasses.replace(state, x=rect.x(), y=rect.y(), width=rect.width(), height=rect.height())
 
     def _node_in(self, sub: QMdiSubWindow) -> ChatNodeWidget | None:
-        """The node hosted by ``sub`` when it is one of this area's live nodes."""
-        widget = sub.widget()
-        for node in self._nodes.values():
-            if node is widget:
-                return node
-        return None
+        """The node of ``sub`` when it is one of this area's live nodes (wherever its widget is)."""
+        return next((self._nodes[nid] for nid, s in self._subs.items() if s is sub), None)
 
     # -- opening and closing -------------------------------------------------------------------
     def add_node(self, state: NodeState | None = None, *, activate: bool = True,
@@ -249,6 +254,7 @@ class NodeArea(QObject):
             state.x, state.y, state.width, state.height = rect.x(), rect.y(), rect.width(), rect.height()
             self.layout.mode = "free"
             node = self.add_node(state)
+        self.forked.emit(source, node)
         self.changed.emit()
         return node
 
@@ -260,7 +266,7 @@ class NodeArea(QObject):
     def focus_node(self, node: ChatNodeWidget) -> None:
         """Make ``node``'s sub-window the active one, the keyboard focus in its message input."""
         sub = self._subs.get(node.node_id)
-        if sub is None:
+        if sub is None or (self.focus_hook is not None and self.focus_hook(node)):
             return
         self.mdi.setActiveSubWindow(sub)
         node.setFocus()  # the node's focus proxy is its message input, never its title field

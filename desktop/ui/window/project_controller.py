@@ -76,6 +76,10 @@ class ProjectController(QObject):
         self.open_settings: Callable[[], object] = lambda: None
         """Opens the settings dialog (a node's "Open Settings"); the window sets it."""
         self._extra: dict[str, Any] = {}
+        self.extra_readers: list[Callable[[dict[str, Any]], None]] = []
+        """Read their part of ``project.json``'s extras once a project's nodes are open (the canvas)."""
+        self.extra_writers: list[Callable[[dict[str, Any]], None]] = []
+        """Write their part into the extras of the project about to be saved (the canvas)."""
         self.closed = ClosedNodes(self)
         """The project's recently closed nodes (saved in ``project.json`` beside the open ones)."""
         area.node_closed.connect(self.closed.push)
@@ -200,6 +204,8 @@ class ProjectController(QObject):
             self._area.set_tabbed(True)
         self._area.activate_first()
         self._area.refit()  # a tiled or cascaded project fills this window as it is now
+        for read in self.extra_readers:
+            read(self._extra)
         context.after_load(lambda: self._mcp_opened(store, folder))  # MCP: once the services are loaded
         self.opened.emit(str(folder), new_nodes)
         if fresh and not store.read_only:
@@ -280,6 +286,8 @@ class ProjectController(QObject):
         extra = dict(self._extra)
         extra[VIEW_MODE_KEY] = "tabbed" if self._area.is_tabbed() else "windows"
         extra[LAYOUT_KEY] = self._area.layout_mode
+        for write in self.extra_writers:
+            write(extra)
         return Project(version=1, nodes=self._area.states(), extra=extra, closed=self.closed.states())
 
     # -- recently closed nodes ------------------------------------------------------------------
