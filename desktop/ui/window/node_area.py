@@ -18,14 +18,15 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QRect, Signal
-from PySide6.QtGui import QAction, QIcon, QPixmap, QResizeEvent
+from PySide6.QtCore import QObject, QRect, Signal
+from PySide6.QtGui import QAction, QIcon, QPixmap
 from PySide6.QtWidgets import QMdiArea, QMdiSubWindow, QWidget
 
 from desktop.core.chat.branches import Peer
 from desktop.ui.theme import app_icon
 from desktop.ui.window.node_layout import NodeLayout
 from desktop.ui.window.placement import beside, fit_inside, slot_rect
+from desktop.ui.window.subwindow_watch import SubWindowWatcher
 
 if TYPE_CHECKING:
     # Only for type hints: the window's shell is built before the core and the chat node are imported.
@@ -49,26 +50,6 @@ def new_node_state(index: int = 0, *, title: str | None = None) -> NodeState:
     from desktop.core.titles import default_title
 
     return core_new_node_state(default_title(index) if title is None else title)
-
-
-class _SubWindowWatcher(QObject):
-    """Reports moves, resizes and closes of the node sub-windows to the node area."""
-
-    def __init__(self, area: NodeArea) -> None:
-        super().__init__(area)
-        self._area = area
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
-        kind = event.type()
-        if watched is self._area.mdi:
-            if kind == QEvent.Type.Resize and isinstance(event, QResizeEvent):
-                self._area.layout.area_resized(event)
-        elif isinstance(watched, QMdiSubWindow):
-            if kind in (QEvent.Type.Move, QEvent.Type.Resize):
-                self._area.on_subwindow_geometry(watched)
-            elif kind == QEvent.Type.Close:
-                self._area.on_subwindow_close(watched)
-        return False
 
 
 class NodeArea(QObject):
@@ -114,7 +95,7 @@ class NodeArea(QObject):
         self._switching_view = False
         self.layout = NodeLayout(self)
         """Tiles, cascades and what happens to them when the area changes size."""
-        self._watcher = _SubWindowWatcher(self)
+        self._watcher = SubWindowWatcher(self, self)
         self.mdi.installEventFilter(self._watcher)
         self._icon: QIcon | None = None
         self.focus_hook: Callable[[ChatNodeWidget], bool] | None = None
