@@ -200,3 +200,22 @@ def test_closing_the_parent_leaves_its_edge_coming_from_a_deleted_node(
     assert len(edges) == 1 and edges[0].parent_card is None and edges[0].child_card.node is fork
     # The closed node's widget goes (taken off the canvas, then deleted).
     qtbot.waitUntil(lambda: not shiboken6.isValid(node) or node.parentWidget() is None, timeout=3000)
+
+
+def test_a_search_hit_in_canvas_view_pans_and_zooms_to_its_card(
+    qtbot: Any, open_window: Any, fake: FakeProvider, tmp_path: Path
+) -> None:
+    window = open_with_fake(open_window, fake, tmp_path)
+    first = window.nodes()[0]
+    fake.script(Turn(text="Lisbon sits on seven hills."))
+    send_and_wait(qtbot, first, "Tell me about Lisbon")
+    second = window.add_node()
+    view = _to_canvas(qtbot, window)
+    card = _card(window, first)
+    card.set_rect(card.rect().translated(5000 - card.rect().x(), 4000 - card.rect().y()))  # far away
+    window.go_to_node(second.node_id)
+    qtbot.waitUntil(lambda: not view.visible_scene_rect().contains(card.rect()), timeout=3000)
+    answer = first.conversation.messages[-1]
+    assert window.show_message(tmp_path / "project", first.node_id, answer.id)
+    qtbot.waitUntil(lambda: view.visible_scene_rect().contains(card.rect()), timeout=3000)
+    assert view.zoom() >= 0.7 and card.isSelected() and window.active_node() is first

@@ -228,7 +228,7 @@ class MainWindow(QMainWindow):
 
     def show_message(self, folder: Path, node_id: str, message_id: str, *, archived: bool = False) -> bool:
         """Go to a message: open its project and node, its version, scroll to it, highlight it (False:
-        not found); ``SearchFlow.go_to_hook`` lets the canvas pan there too."""
+        not found); in canvas view the board pans and zooms to the node's card."""
         return self.search.go_to(folder, node_id, message_id, archived=archived)
 
     def export_conversation(self, path: Path, node: ChatNodeWidget | None = None) -> Path | None:

@@ -16,7 +16,6 @@ find the node (reopening a closed one), load the archive when the message is the
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -30,7 +29,6 @@ from desktop.ui.window.chrome import make_action
 if TYPE_CHECKING:
     from desktop.core.search import IndexStatus, SearchHit, SearchQuery, SearchService
     from desktop.ui.context import AppContext
-    from desktop.ui.node.chat_node import ChatNodeWidget
     from desktop.ui.window.node_area import NodeArea
     from desktop.ui.window.project_controller import ProjectController
 
@@ -91,8 +89,6 @@ class SearchFlow(QObject):
         host.projects.saved.connect(self.project_saved)
         host.projects.opened.connect(lambda folder, _new: self._opened(Path(folder)))
         host.closed.connect(self.close)
-        self.go_to_hook: Callable[[ChatNodeWidget, str], None] | None = None
-        """Called with the node and message after ``go_to`` revealed them (the canvas pans to it)."""
 
     def start(self) -> None:
         """Start the service (the context's services are loaded: the keys can be scrubbed)."""
@@ -179,12 +175,9 @@ class SearchFlow(QObject):
         node = self._host.node_area.node(node_id) or projects.reopen_closed(node_id)
         if node is None:
             return False
-        area = self._host.node_area
-        area.mdi.setActiveSubWindow(area.subwindow_of(node))
+        self._host.node_area.focus_node(node)  # its sub-window, or its card on the canvas
         if archived:
             node.archive.load_all()
         if not reveal_message(node, message_id):
             return False
-        if self.go_to_hook is not None:
-            self.go_to_hook(node, message_id)
         return True
