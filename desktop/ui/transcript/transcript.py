@@ -7,7 +7,8 @@ Design (budgets: ``docs/DESIGN.md`` §7):
   older ones while they do not fill the view. Once the user scrolls, ``desktop.ui.transcript.message_window``
   builds older messages ahead of need and keeps only the messages near the viewport laid out (the
   others are placeholders of their height), a time budget per scroll step, the content under the
-  eye anchored. "load earlier messages" builds a batch at once (``load_older``).
+  eye anchored. "load earlier messages" builds a batch at once (``load_older``); what is built
+  above the others, and how many are left, is ``desktop.ui.transcript.older``.
 * The node applies every event to the ``Conversation`` at once; the transcript renders at most once per
   frame: ``note_event`` records what changed (``live.LiveRender``) and asks the shared
   ``FrameScheduler`` (``desktop.ui.frames``) for a tick (all transcripts, one budget, paced). A burst
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QFrame, QScrollArea, QWidget
 
@@ -32,18 +33,11 @@ from desktop.core.chat.types import ChatEvent, ChatMessage
 from desktop.ui.frames import frame_scheduler, note_activity, settle
 from desktop.ui.markdown.theme import MarkdownTheme
 from desktop.ui.transcript.answer import AssistantMessageView, render_body
-from desktop.ui.transcript.content import (
-    OLDER_BUDGET,
-    OlderPages,
-    OpaqueContent,
-    build_older,
-    content_rows,
-    keep_gutter,
-    trim_shift,
-)
+from desktop.ui.transcript.content import OLDER_BUDGET, OpaqueContent, content_rows, keep_gutter, trim_shift
 from desktop.ui.transcript.live import LiveRender
 from desktop.ui.transcript.message_window import MessageWindow, WindowHooks
 from desktop.ui.transcript.messages import MessageViews
+from desktop.ui.transcript.older import BATCH_MESSAGES, OlderHooks, OlderMessages
 from desktop.ui.transcript.permission_card import CardMark
 from desktop.ui.transcript.slots import may_release
 from desktop.ui.transcript.tool_card import ToolCard
@@ -53,8 +47,6 @@ __all__ = ["Transcript", "EAGER_MESSAGES", "BATCH_MESSAGES"]
 
 EAGER_MESSAGES = 16
 """Messages built when a node opens (more are built at once only if these do not fill the view)."""
-BATCH_MESSAGES = 40
-"""Most older messages built per step when the user scrolls to the top (``OLDER_BUDGET`` bounds the time)."""
 
 class Transcript(QScrollArea):
     """The scrolling list of message widgets of one node (object name ``transcript``).
@@ -90,7 +82,6 @@ class Transcript(QScrollArea):
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self._conv: Conversation | None = None
-        self._start = 0
         self._known = 0
         self._first_id: str | None = None
         self._changes = LiveRender()  # what changed since the last render (live.py)
@@ -100,22 +91,26 @@ class Transcript(QScrollArea):
 
         self._content = OpaqueContent()
         self._content.setObjectName("transcriptContent")
-        self._vbox, self._older, self.error_row, self._empty = content_rows(self._content)
-        self._older.linkActivated.connect(lambda _l: self.load_older())
+        self._vbox, older_label, self.error_row, self._empty = content_rows(self._content)
         self.error_row.retry_clicked.connect(self.retry_requested)
         self.error_row.settings_clicked.connect(self.settings_requested)
         self.setWidget(self._content)
         self._messages = MessageViews(  # the message widgets, their cards, the decisions (messages.py)
             self._content, self._view_width, decision=self.decision, action=self.message_action,
             created=self.view_created, call_changed=self._changes.calls.add)
-        self._pages = OlderPages(self._vbox, self._content)
         changes = self._changes
         self._window = MessageWindow(self, self._content, WindowHooks(
-            releasable=lambda v: may_release(v, changes.live | changes.dirty), older=self._next_older,
+            releasable=lambda v: may_release(v, changes.live | changes.dirty),
+            older=lambda: self._older.next_older(),
             render=lambda m: render_body(m.content, self.theme) if m.role == "assistant" else None,
             make_older=lambda m, r, d: self._messages.make(m, live=False, rendered=r, deadline=d),
-            place_older=self._place_older, older_built=self._update_older_label,
+            place_older=lambda v: self._older.place_older(v), older_built=lambda: self._older.update_label(),
             following=lambda: self._follow,
+        ))
+        self._older = OlderMessages(self, self._content, self._vbox, older_label, self._window, OlderHooks(
+            messages=lambda: self._conv.messages if self._conv is not None else [],
+            ready=self._build_pending, make=lambda m: self._messages.make(m, live=False),
+            anchor=self._hold_anchor,
         ))
 
         frames = self._frames = frame_scheduler()
@@ -136,20 +131,20 @@ class Transcript(QScrollArea):
         self._changes.clear()
         msgs = conv.messages
         self._messages.start(msgs)
-        self._start = max(0, len(msgs) - EAGER_MESSAGES)
+        older = self._older
+        older.start = max(0, len(msgs) - EAGER_MESSAGES)
         self._known = len(msgs)
         self._first_id = msgs[0].id if msgs else None
         # Built when first shown (or asked for): a hidden node costs no message widgets, and widgets
         # built inside their final window are style-polished once instead of again when re-parented.
-        self._unbuilt = (self._start, len(msgs))
+        self._unbuilt = (older.start, len(msgs))
         if self.isVisible():
             self._build_pending()
-        self._update_older_label()
+        older.update_label()
         self._empty.setVisible(not msgs)
         self._follow = True
         self.scroll_to_bottom()
-        if self._start > 0:
-            QTimer.singleShot(0, self, self._fill_viewport)
+        older.fill_soon()
 
     def take_trim(self, before: Sequence[ChatMessage], removed: Collection[str]) -> None:
         """A save moved ``removed`` to the archive and put its note after the system messages (the
@@ -157,22 +152,23 @@ class Transcript(QScrollArea):
         conv = self._conv
         if conv is None or not removed:
             return
-        lead, gone_before, gone = trim_shift(before, removed, self._start, self._known)
-        if self._start < lead:
+        older = self._older
+        lead, gone_before, gone = trim_shift(before, removed, older.start, self._known)
+        if older.start < lead:
             return self.set_conversation(conv)  # shown from the top: the note goes between views
         self._messages.drop(self._window.drop(removed))
-        self._start -= gone_before
+        older.start -= gone_before
         self._known = max(self._known - gone + 1, 0)
         msgs = conv.messages
-        built = self._unbuilt is None and self._start == lead  # the note is the first message built
+        built = self._unbuilt is None and older.start == lead  # the note is the first message built
         view = self._messages.make(msgs[lead], live=False) if built else None
         if view is not None:
-            self._place_on_top(view)
+            older.place_on_top(view)
         else:
-            self._start += 1  # the note is an earlier message, built when scrolled to
-        self._unbuilt = None if self._unbuilt is None else (self._start, self._known)
+            older.start += 1  # the note is an earlier message, built when scrolled to
+        self._unbuilt = None if self._unbuilt is None else (older.start, self._known)
         self._first_id = msgs[0].id if msgs else None
-        self._update_older_label()
+        older.update_label()
 
     def _build_pending(self) -> None:
         """Build the message widgets ``set_conversation`` left for later."""
@@ -299,55 +295,24 @@ class Transcript(QScrollArea):
 
     def unloaded_count(self) -> int:
         """How many older messages are not built yet."""
-        return self._start
+        return self._older.start
 
     def load_older(self, count: int = BATCH_MESSAGES, *, budget: float | None = OLDER_BUDGET) -> int:
         """Build older messages at the top, keeping the scroll position.
 
         Args:
             count: build at most this many.
-            budget: seconds to spend at most (at least one message is built): reaching the top
-                builds what fits in a frame, the next step up builds more. None: all ``count``.
+            budget: seconds to spend at most (at least one message is built); None: all ``count``
+                (``OlderMessages.load``).
 
         Returns:
             How many older messages were built.
         """
-        self._build_pending()
-        self._window.finish_making()
-        conv = self._conv
-        if conv is None or self._start == 0:
-            return 0
-        bar = self.verticalScrollBar()
-        self._anchor_from_bottom = bar.maximum() - bar.value()
-        new_start = build_older(
-            conv.messages, self._start, count, lambda m: self._messages.make(m, live=False),
-            self._place_on_top, budget=budget,
-        )
-        loaded = self._start - new_start
-        self._start = new_start
-        self._update_older_label()
-        return loaded
+        return self._older.load(count, budget=budget)
 
     def prepend_archived(self, msgs: Sequence[ChatMessage]) -> None:
         """Build archived messages (oldest first, read-only) on top, what is under the eye anchored."""
-        self.load_older(self._start, budget=None)  # the archive goes above every message
-        self._anchor_from_bottom = self.verticalScrollBar().maximum() - self.verticalScrollBar().value()
-        for view in filter(None, (self._messages.make(m, live=False) for m in reversed(msgs))):
-            self._place_on_top(view)
-
-    def _next_older(self) -> ChatMessage | None:
-        conv = self._conv
-        return conv.messages[self._start - 1] if conv is not None and self._start > 0 else None
-
-    def _place_older(self, view: MessageView | None) -> None:
-        """The next older message is built (``message_window``, ahead of need): its view on top."""
-        self._start -= 1
-        if view is not None:
-            self._place_on_top(view)
-
-    def _place_on_top(self, view: MessageView) -> None:
-        self._pages.place(view, shown=self._content.isVisible())
-        self._window.prepend(view)
+        self._older.prepend_archived(msgs)
 
     def show_error(self, text: str, *, settings: bool = False) -> None:
         """Show the error row with ``text`` (and "Open Settings" when ``settings``)."""
@@ -428,35 +393,25 @@ class Transcript(QScrollArea):
             widget.hide()
             self._vbox.removeWidget(widget)
             widget.deleteLater()  # still parented: Qt deletes it once control is back in the loop
-        self._pages.clear()
+        self._older.clear()
         self._window.clear()
         self._messages.forget()
 
-    def _update_older_label(self) -> None:
-        if self._start > 0:
-            link = "<a href='#load'>load more</a>"
-            self._older.setText(f"↑ {self._start:,} earlier messages — scroll up or {link}")
-        self._older.setVisible(self._start > 0)
-
-    def _fill_viewport(self) -> None:
-        """Build older messages while the built ones do not fill the view (nothing to scroll up to)."""
-        if self._start == 0 or not self.isVisible():
-            return
-        settle()  # the scroll range is only right once the layouts have run
-        if self.verticalScrollBar().maximum() == 0 and self._start > 0:
-            self.load_older()  # a frame's budget of them; then look again
-            QTimer.singleShot(0, self, self._fill_viewport)
+    def _hold_anchor(self) -> None:
+        """Keep what is under the eye in place through the next change of the scroll range."""
+        bar = self.verticalScrollBar()
+        self._anchor_from_bottom = bar.maximum() - bar.value()
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
         """A taller view may need older messages to be filled."""
         super().resizeEvent(event)
-        if self._start > 0 and event.size().height() > event.oldSize().height():
-            QTimer.singleShot(0, self, self._fill_viewport)
+        if event.size().height() > event.oldSize().height():
+            self._older.fill_soon()
 
     def _on_range_changed(self, _lo: int, hi: int) -> None:
         keep_gutter(self, idle=hi == 0)
-        if hi == 0 and self._start > 0:
-            QTimer.singleShot(0, self, self._fill_viewport)
+        if hi == 0:
+            self._older.fill_soon()
         bar = self.verticalScrollBar()
         if self._anchor_from_bottom is not None:
             bar.setValue(max(0, hi - self._anchor_from_bottom))
