@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import zipfile
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -237,12 +238,14 @@ def convert_export(
         cancelled: Polled between conversations.
         progress: Called after each conversation read.
         project_dir: The target project: files of the export zip its user messages point at are
-            stored in its attachments and attached (``ZipAssets``); None leaves them as notes.
+            stored in its attachments and attached (``ZipAssets``); None leaves them as notes. A bare
+            ``conversations.json`` holds no files: its notes stay, without a notice about them.
 
     Raises:
         ImportFailed: The export as a whole cannot be read; nothing is imported.
     """
-    assets = ZipAssets(path, AttachmentStore(project_dir)) if project_dir is not None else None
+    has_files = project_dir is not None and zipfile.is_zipfile(path)
+    assets = ZipAssets(path, AttachmentStore(project_dir)) if has_files and project_dir is not None else None
     try:
         return _convert(path, existing, options, cancelled, progress, assets)
     finally:
