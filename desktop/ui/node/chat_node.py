@@ -2,7 +2,8 @@
 
 The node owns its ``Conversation`` and lays out its parts. Sending appends the user message and
 hands the conversation to the node's run wiring (``run.NodeRun``: the runtime, the bridge, the
-approvals); the transcript is built after the window's first paint (``loading.NodeLoading``).
+approvals); the transcript is built after the window's first paint (``loading.NodeLoading``). The
+budget card, the input box and Send/Stop, and what Enter and Send do, are ``input_bar.NodeInputBar``'s.
 Slash commands run locally: ``desktop.core.chat.commands.run_command`` decides their effect and
 the node applies it. Export, token totals and the cost texts live in the Qt-free core too
 (``desktop.core.chat.export`` and ``summary``).
@@ -17,16 +18,15 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from desktop.core.chat.attachment_ref import AttachmentRef, set_attachments
-from desktop.core.chat.conversation import Conversation, append_message, detect_slash_command
+from desktop.core.chat.conversation import Conversation, append_message
 from desktop.core.chat.cost import ConversationCost
 from desktop.core.chat.export import conversation_markdown
 from desktop.core.chat.types import ChatMessage
 from desktop.core.chat.versions import CostSplit
 from desktop.core.store import NodeState, TrimInfo, apply_trim
-from desktop.ui.money.budget_card import BudgetCard
 from desktop.ui.node.archive_link import ArchiveLink
 from desktop.ui.node.attach import NodeAttachments
 from desktop.ui.node.branches import NodeBranches
@@ -34,7 +34,7 @@ from desktop.ui.node.commands import NodeCommands
 from desktop.ui.node.costs import NodeCosts
 from desktop.ui.node.find_bar import FindBar
 from desktop.ui.node.header import NodeHeader
-from desktop.ui.node.input import ChatInput
+from desktop.ui.node.input_bar import NodeInputBar
 from desktop.ui.node.loading import NodeLoading
 from desktop.ui.node.models import NodeModelChoice
 from desktop.ui.node.run import NodeRun
@@ -94,7 +94,6 @@ class ChatNodeWidget(QWidget):
         self.versions.fork_requested.connect(self.fork_requested)
         self.attach = NodeAttachments(self, services)  # files: ways in, chips, send, rows (attach.py)
         self._build_ui(deferred)
-        self.chat_input.edit_last_requested.connect(self.versions.edit_last)
         self.node_tools = attach_node_tools(self, services)  # MCP: Tools menu, grants (tools.py)
         self.branches = NodeBranches(self, services)  # the header's branch map (branches.py)
         self._apply_style()
@@ -140,29 +139,12 @@ class ChatNodeWidget(QWidget):
         if not deferred:
             self.model_choice.request_models()
 
-        self.budget_card = BudgetCard(self._services.budget_check, self)
-        self.budget_card.send_anyway.connect(self._on_send_clicked)
-        if self._services.open_budget_settings is not None:
-            self.budget_card.open_settings.connect(self._services.open_budget_settings)
-        root.addWidget(self.budget_card)
-        bar = QFrame(self)
-        bar.setObjectName("inputBar")
-        bl = QHBoxLayout(bar)
-        bl.setContentsMargins(10, 8, 10, 10)
-        bl.setSpacing(8)
-        self.chat_input = ChatInput(bar)
-        self.chat_input.submitted.connect(self._on_input_submitted)
+        self.input_bar = NodeInputBar(self, self._services, root)  # budget card, input, Send (input_bar.py)
+        self.budget_card = self.input_bar.budget_card
+        self.chat_input = self.input_bar.chat_input
+        self.send_button = self.input_bar.send_button
+        self.chat_input.edit_last_requested.connect(self.versions.edit_last)
         self.header.title_edit.done.connect(lambda: self.chat_input.setFocus())  # after a rename
-        bl.addWidget(self.chat_input, 1)
-        self.attach.place(root, bar, bl, self.chat_input)
-        self.send_button = QPushButton("Send", bar)
-        self.send_button.setObjectName("sendButton")
-        self.send_button.setAutoDefault(False)
-        self.send_button.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.send_button.setProperty("busy", False)
-        self.send_button.clicked.connect(self._on_send_clicked)
-        bl.addWidget(self.send_button, 0, Qt.AlignmentFlag.AlignBottom)
-        root.addWidget(bar)
         self.setFocusProxy(self.chat_input)
 
     def _apply_style(self) -> None:
@@ -295,7 +277,7 @@ class ChatNodeWidget(QWidget):
 
     def submit(self, text: str) -> None:
         """What Enter does: run a slash command or send ``text`` as a user message."""
-        self._submit(text)
+        self.input_bar.submit(text)
 
     def stop(self) -> None:
         """Stop the running response (partial text is kept and marked stopped)."""
@@ -349,36 +331,7 @@ class ChatNodeWidget(QWidget):
         self.changed.emit()
 
     # ------------------------------------------------------------------------------------------
-    # Sending (run.NodeRun does the rest)
-
-    def _on_input_submitted(self, text: str) -> None:
-        if self._submit(text):
-            self.chat_input.clear()
-
-    def _on_send_clicked(self) -> None:
-        if self.is_busy():
-            self.stop()
-            return
-        if self._submit(self.chat_input.toPlainText()):
-            self.chat_input.clear()
-        self.chat_input.setFocus()
-
-    def _submit(self, text: str) -> bool:
-        """Run ``text``; True when it was accepted (the input box may be cleared; with attachments
-        pending ``attach`` stores them, then sends and clears it)."""
-        if self._closed or not (text.strip() or self.attach.has_pending()):
-            return False
-        command = detect_slash_command(text)
-        if command is not None:
-            self.commands.run(command)
-            return True
-        if self.is_busy() or not self.budget_card.allows_send():
-            return False
-        if self.attach.has_pending():
-            self.attach.send(text)
-            return False
-        self.send_message(text)
-        return True
+    # Sending (input_bar.NodeInputBar submits; run.NodeRun does the rest)
 
     def send_message(self, text: str, attachments: Sequence[AttachmentRef] = ()) -> None:
         """Append a user message (with the references of attachments already stored) and send it."""
@@ -394,12 +347,7 @@ class ChatNodeWidget(QWidget):
 
     def show_busy(self, busy: bool) -> None:
         """Show whether a run is in progress: Send becomes Stop, the message actions wait."""
-        if (button := self.send_button).property("busy") != busy:  # re-polished (~0.5 ms) only on a change
-            button.setText("Stop" if busy else "Send")
-            button.setToolTip("Stop the response" if busy else "Send (Enter)")
-            button.setProperty("busy", busy)
-            button.style().unpolish(button)
-            button.style().polish(button)
+        self.input_bar.show_busy(busy)
         self.versions.refresh()
 
     def allow_always(self, name: str) -> None:
