@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from first_hour_support import focus, open_with_fake, press, seed
+from first_hour_support import append_message, focus, open_with_fake, press, seed
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QLabel, QLineEdit, QListView
 from test_app_support import open_capped_with_three_exchanges
@@ -94,3 +94,30 @@ def test_the_archive_link_pages_the_archive_in(
     assert node.transcript.message_texts()[0] == "question 0"
     node.transcript.verticalScrollBar().setValue(0)  # the user scrolls to the very top
     qtbot.waitUntil(lambda: _in_viewport(node, first_id), timeout=5000)
+
+
+def test_a_long_archive_stays_at_the_top_once_scrolled_there_and_is_read_only(
+    qtbot: Any, open_window: Any, fake: FakeProvider, tmp_path: Path
+) -> None:
+    window, node = open_capped_with_three_exchanges(qtbot, open_window, fake, tmp_path / "p", tmp_path / "c")
+    for i in range(3, 40):  # 74 more messages, far more than one page and one screen
+        append_message(node.conversation, "user", f"question {i} " + "y" * 300)
+        append_message(node.conversation, "assistant", f"answer {i} " + "z" * 400)
+    node.touch()
+    assert window.save_project()
+    archived = window.store.read_archive(node.node_id)
+    assert len(archived) >= 70
+    first_id = archived[0].id
+    link = node.findChild(QLabel, "archiveLink")
+    qtbot.waitUntil(link.isVisible, timeout=5000)
+    _click_link(qtbot, link)
+    qtbot.waitUntil(lambda: node.transcript.view_for(first_id) is not None and not link.isVisible(),
+                    timeout=10_000)
+    bar = node.transcript.verticalScrollBar()
+    bar.setValue(0)  # the user scrolls to the very top
+    qtbot.wait(600)  # layouts, pages and frame ticks run; the view must stay where the user put it
+    assert bar.value() < 50 and _in_viewport(node, first_id)
+    for msg in archived:
+        view = node.transcript.view_for(msg.id)
+        assert view is not None
+        assert view.action_row is None or not view.action_row.isVisible()  # no Edit, Regenerate, Fork

@@ -102,6 +102,8 @@ class OlderMessages:
         self.load(self.start, budget=None)  # the archive goes above every message
         self._hooks.anchor()
         for view in filter(None, (self._hooks.make(m) for m in reversed(msgs))):
+            if view.action_row is not None:  # read-only: no Edit, Regenerate or Fork of the archive
+                view.action_row.hide()
             self.place_on_top(view)
 
     def next_older(self) -> ChatMessage | None:

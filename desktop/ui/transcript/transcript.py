@@ -87,6 +87,7 @@ class Transcript(QScrollArea):
         self._changes = LiveRender()  # what changed since the last render (live.py)
         self._follow = True
         self._anchor_from_bottom: int | None = None
+        self._anchor_value = 0  # the scroll value when the anchor was taken
         self._unbuilt: tuple[int, int] | None = None
 
         self._content = OpaqueContent()
@@ -401,6 +402,7 @@ class Transcript(QScrollArea):
         """Keep what is under the eye in place through the next change of the scroll range."""
         bar = self.verticalScrollBar()
         self._anchor_from_bottom = bar.maximum() - bar.value()
+        self._anchor_value = bar.value()
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
         """A taller view may need older messages to be filled."""
@@ -422,6 +424,8 @@ class Transcript(QScrollArea):
     def _on_value_changed(self, value: int) -> None:
         note_activity()  # a full garbage collection waits until scrolling stops
         bar = self.verticalScrollBar()
+        if self._anchor_from_bottom is not None and value != self._anchor_value:
+            self._anchor_from_bottom = None  # scrolled before the range changed: the anchor is stale
         self._follow = value >= bar.maximum() - 8
         if self._anchor_from_bottom is None:
             self._window.show_visible()  # what the step brings into view, before it is painted
