@@ -64,6 +64,7 @@ def _samples(panel: SearchPanel, watch: _PaintWatch, texts: list[str], elapsed: 
     for text in texts:
         panel.input.setText(text[:-1])
         panel.model.set_hits(())
+        panel.status.setText("")  # a "0 found" left by the previous query must not end this one's wait
         app.processEvents()
         watch.painted_at = None
         elapsed.clear()
