@@ -66,7 +66,7 @@ def press(qtbot: Any, keys: str, widget: QWidget | None = None) -> None:
     top = target.window()
     if not top.isActiveWindow():  # window shortcuts fire in the active window only
         top.activateWindow()
-        qtbot.waitUntil(top.isActiveWindow, timeout=3000)
+        qtbot.waitUntil(top.isActiveWindow, timeout=10_000)
     qtbot.keyClick(target, combo.key(), combo.keyboardModifiers())
 
 

@@ -88,10 +88,10 @@ def click_menu_item(qtbot: Any, window: Any, name: str) -> None:
     top, menu, action = _menu_holding(window, name)
     bar = window.menuBar()
     qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.actionGeometry(top).center())
-    qtbot.waitUntil(menu.isVisible, timeout=5000)
+    qtbot.waitUntil(menu.isVisible, timeout=10_000)
     assert action.isEnabled(), f"{name} is disabled"
     _hover_and_choose(qtbot, menu, menu.actionGeometry(action).center())
-    qtbot.waitUntil(lambda: not menu.isVisible(), timeout=5000)
+    qtbot.waitUntil(lambda: not menu.isVisible(), timeout=10_000)
 
 
 def pick_from_popup(qtbot: Any, button: QWidget, menu: QMenu, name: str) -> None:
@@ -112,5 +112,5 @@ def pick_from_popup(qtbot: Any, button: QWidget, menu: QMenu, name: str) -> None
 
     QTimer.singleShot(0, choose)
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: not menu.isVisible(), timeout=5000)
+    qtbot.waitUntil(lambda: not menu.isVisible(), timeout=10_000)
     assert picked == [name], f"no item {name!r} in the menu"

@@ -240,7 +240,7 @@ def test_the_context_meter_counts_pending_attachments(
     photo.write_bytes(jpeg(2048, 2048))
     drop_files(node.chat_input.viewport(), [photo])
     wait_chips_read(qtbot, node, 1)
-    qtbot.waitUntil(lambda: meter.isVisibleTo(node), timeout=5_000)
+    qtbot.waitUntil(lambda: meter.isVisibleTo(node), timeout=10_000)
     assert "~765 for the attachments waiting" in meter.toolTip()  # 85 + 170 × 4 tiles
     qtbot.keyClick(node.chat_input, Qt.Key.Key_Backspace)
     assert not meter.isVisibleTo(node)

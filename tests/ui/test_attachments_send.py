@@ -157,7 +157,7 @@ def test_backspace_and_the_remove_button_take_chips_off(
     qtbot.keyClick(node.chat_input, Qt.Key.Key_Backspace)
     assert [c.item.name for c in chips(node)] == ["notes.txt", "report.pdf"]
     qtbot.mouseClick(first.remove_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: [c.item.name for c in chips(node)] == ["report.pdf"], timeout=5_000)
+    qtbot.waitUntil(lambda: [c.item.name for c in chips(node)] == ["report.pdf"], timeout=10_000)
     qtbot.keyClicks(node.chat_input, "ab")
     qtbot.keyClick(node.chat_input, Qt.Key.Key_Backspace)  # deletes a character, not a chip
     assert node.chat_input.toPlainText() == "a" and len(chips(node)) == 1

@@ -114,14 +114,14 @@ def test_keys_reach_a_branch_and_a_busy_node_says_why_it_does_not_switch(qtbot: 
     qtbot.keyClick(tree, Qt.Key.Key_Return)
     assert texts(node) == ["q", "A1"]
     node.submit("long one")
-    qtbot.waitUntil(lambda: len(node.conversation.messages) == 4, timeout=5000)  # streaming
+    qtbot.waitUntil(lambda: len(node.conversation.messages) == 4, timeout=10_000)  # streaming
     assert node.is_busy()
     click_row(qtbot, dialog, row(dialog, "“A2”"))
     note = dialog.findChild(QLabel, "branchNote")
     assert note is not None and note.isVisible() and "answering" in note.text()
     assert texts(node)[:2] == ["q", "A1"]
     node.stop()
-    qtbot.waitUntil(lambda: not node.is_busy(), timeout=5000)
+    qtbot.waitUntil(lambda: not node.is_busy(), timeout=10_000)
 
 
 def test_without_versions_the_map_says_how_to_make_one(qtbot: Any, make_env: Any) -> None:

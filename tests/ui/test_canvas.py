@@ -46,7 +46,7 @@ def _fork_button(node: Any, index: int) -> QToolButton:
 def _to_canvas(qtbot: Any, window: Any) -> QGraphicsView:
     trigger(window, "canvasAction")
     view = _view(window)
-    qtbot.waitUntil(view.isVisible, timeout=3000)
+    qtbot.waitUntil(view.isVisible, timeout=10_000)
     assert not window.mdi.isVisible()
     return view
 
@@ -60,9 +60,9 @@ def test_a_fork_on_the_canvas_draws_an_edge_between_two_cards(
     send_and_wait(qtbot, node, "What is the capital of France, and why?")
     view = _to_canvas(qtbot, window)
     assert node.parentWidget() is view.viewport()  # the same widget, moved (not rebuilt)
-    qtbot.waitUntil(node.isVisible, timeout=3000)  # at reading zoom the card hosts the live node
+    qtbot.waitUntil(node.isVisible, timeout=10_000)  # at reading zoom the card hosts the live node
     button = _fork_button(node, 0)
-    qtbot.waitUntil(button.isVisible, timeout=3000)
+    qtbot.waitUntil(button.isVisible, timeout=10_000)
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
     assert len(window.nodes()) == 2
     fork = next(n for n in window.nodes() if n is not node)
@@ -76,7 +76,7 @@ def test_a_fork_on_the_canvas_draws_an_edge_between_two_cards(
     assert not _card(window, node).rect().intersects(_card(window, fork).rect())  # beside, not on top
     # Back to the desk: the same widgets are in their sub-windows again.
     trigger(window, "deskAction")
-    qtbot.waitUntil(window.mdi.isVisible, timeout=3000)
+    qtbot.waitUntil(window.mdi.isVisible, timeout=10_000)
     assert window.subwindow_of(node).widget() is node and window.subwindow_of(fork).widget() is fork
 
 
@@ -98,7 +98,7 @@ def test_a_moved_card_and_its_edge_are_where_they_were_after_reopening(
     send_and_wait(qtbot, node, "Tell me about edges")
     view = _to_canvas(qtbot, window)
     button = _fork_button(node, 0)
-    qtbot.waitUntil(button.isVisible, timeout=3000)
+    qtbot.waitUntil(button.isVisible, timeout=10_000)
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
     fork = next(n for n in window.nodes() if n is not node)
     trigger(window, "fitAllAction")
@@ -115,7 +115,7 @@ def test_a_moved_card_and_its_edge_are_where_they_were_after_reopening(
 
     close_window(qtbot, window)
     again = open_window(project, config)
-    qtbot.waitUntil(lambda: _view(again).isVisible(), timeout=3000)  # it opens in the canvas
+    qtbot.waitUntil(lambda: _view(again).isVisible(), timeout=10_000)  # it opens in the canvas
     cards = {c.node_id: c for c in _items(again, "nodeCard")}
     assert set(cards) == {node_id, fork_id}
     assert cards[node_id].rect() == moved.toRect().toRectF()
@@ -131,7 +131,7 @@ def test_approve_a_tool_call_inside_a_card_at_reading_zoom(
     node = window.nodes()[0]
     view = _to_canvas(qtbot, window)
     trigger(window, "zoomToNodeAction")
-    qtbot.waitUntil(node.isVisible, timeout=3000)
+    qtbot.waitUntil(node.isVisible, timeout=10_000)
     assert view.zoom() >= 0.7
     fake.script(Turn(tool_calls=[ToolCallSpec("write_file", {"path": "out.txt", "content": "hello"})]),
                 Turn(text="Written."))
@@ -141,7 +141,7 @@ def test_approve_a_tool_call_inside_a_card_at_reading_zoom(
     qtbot.waitUntil(lambda: node.findChild(QWidget, "permissionCard") is not None, timeout=10_000)
     card = node.findChild(QWidget, "permissionCard")
     approve = card.findChild(QPushButton, "approveButton")
-    qtbot.waitUntil(approve.isVisible, timeout=3000)
+    qtbot.waitUntil(approve.isVisible, timeout=10_000)
     with qtbot.waitSignal(node.run_finished, timeout=10_000):
         qtbot.mouseClick(approve, Qt.MouseButton.LeftButton)
     assert (window.project_dir / "out.txt").read_text() == "hello"
@@ -164,8 +164,8 @@ def test_ctrl_tab_cycles_nodes_in_reading_order_in_both_views(
                 card.set_rect(card.rect().translated(i * 2000 - card.rect().x(), -card.rect().y()))
         activate(window)
         window.go_to_node(first.node_id)
-        qtbot.waitUntil(lambda: window.active_node() is first, timeout=3000)
-        qtbot.waitUntil(lambda: QApplication.focusWidget() is not None, timeout=3000)
+        qtbot.waitUntil(lambda: window.active_node() is first, timeout=10_000)
+        qtbot.waitUntil(lambda: QApplication.focusWidget() is not None, timeout=10_000)
         seen = []
         for _ in range(3):
             press(qtbot, "Ctrl+Tab")
@@ -188,18 +188,18 @@ def test_closing_the_parent_leaves_its_edge_coming_from_a_deleted_node(
     send_and_wait(qtbot, node, "Parent question")
     _to_canvas(qtbot, window)
     button = _fork_button(node, 0)
-    qtbot.waitUntil(button.isVisible, timeout=3000)
+    qtbot.waitUntil(button.isVisible, timeout=10_000)
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
     fork = next(n for n in window.nodes() if n is not node)
     window.go_to_node(node.node_id)
-    qtbot.waitUntil(lambda: window.active_node() is node, timeout=3000)
+    qtbot.waitUntil(lambda: window.active_node() is node, timeout=10_000)
     trigger(window, "closeNodeAction")
-    qtbot.waitUntil(lambda: len(window.nodes()) == 1, timeout=3000)
+    qtbot.waitUntil(lambda: len(window.nodes()) == 1, timeout=10_000)
     assert [c.node for c in _items(window, "nodeCard")] == [fork]
     edges = _items(window, "forkEdge")
     assert len(edges) == 1 and edges[0].parent_card is None and edges[0].child_card.node is fork
     # The closed node's widget goes (taken off the canvas, then deleted).
-    qtbot.waitUntil(lambda: not shiboken6.isValid(node) or node.parentWidget() is None, timeout=3000)
+    qtbot.waitUntil(lambda: not shiboken6.isValid(node) or node.parentWidget() is None, timeout=10_000)
 
 
 def test_a_search_hit_in_canvas_view_pans_and_zooms_to_its_card(
@@ -214,8 +214,8 @@ def test_a_search_hit_in_canvas_view_pans_and_zooms_to_its_card(
     card = _card(window, first)
     card.set_rect(card.rect().translated(5000 - card.rect().x(), 4000 - card.rect().y()))  # far away
     window.go_to_node(second.node_id)
-    qtbot.waitUntil(lambda: not view.visible_scene_rect().contains(card.rect()), timeout=3000)
+    qtbot.waitUntil(lambda: not view.visible_scene_rect().contains(card.rect()), timeout=10_000)
     answer = first.conversation.messages[-1]
     assert window.show_message(tmp_path / "project", first.node_id, answer.id)
-    qtbot.waitUntil(lambda: view.visible_scene_rect().contains(card.rect()), timeout=3000)
+    qtbot.waitUntil(lambda: view.visible_scene_rect().contains(card.rect()), timeout=10_000)
     assert view.zoom() >= 0.7 and card.isSelected() and window.active_node() is first

@@ -39,7 +39,7 @@ def hidden_characters(text: str, *, newlines: bool = False) -> list[str]:
 
 
 def click(qtbot: Any, widget: QWidget) -> None:
-    qtbot.waitUntil(widget.isVisible, timeout=2000)  # a card built by a flush is shown by its layout
+    qtbot.waitUntil(widget.isVisible, timeout=10_000)  # a card built by a flush is shown by its layout
     qtbot.mouseClick(widget, Qt.MouseButton.LeftButton)
 
 

@@ -125,13 +125,13 @@ def test_node_shows_the_warning_for_a_model_write_to_envrc(qtbot: Any, make_env:
     box.setFocus()
     qtbot.keyClicks(box, "set up direnv")
     qtbot.keyClick(box, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: env.node.findChild(QWidget, "permissionCard") is not None, timeout=5000)
+    qtbot.waitUntil(lambda: env.node.findChild(QWidget, "permissionCard") is not None, timeout=10_000)
     card = child(env.node, QWidget, "permissionCard")
     warning = child(card, QLabel, "dangerWarning")
     assert ".envrc" in warning.text()
     assert child(card, QPushButton, "approveButton").property("danger") is True
     qtbot.mouseClick(child(card, QPushButton, "denyButton"), Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: not env.node.is_busy() and bool(env.finished), timeout=5000)
+    qtbot.waitUntil(lambda: not env.node.is_busy() and bool(env.finished), timeout=10_000)
     assert not (env.project / ".envrc").exists()
 
 

@@ -65,7 +65,7 @@ def test_object_names_and_initial_state(qtbot: Any, make_env: Any) -> None:
     picker = find(node, QComboBox, "modelPicker")
     assert picker.isEditable()
     # The provider's model list arrives asynchronously (GET /v1/models on the fake server).
-    qtbot.waitUntil(lambda: picker.findText("fake-model-large") >= 0, timeout=5000)
+    qtbot.waitUntil(lambda: picker.findText("fake-model-large") >= 0, timeout=10_000)
     assert picker.findText("gpt-4o-mini") >= 0
 
 
@@ -80,8 +80,8 @@ def test_send_streams_text_and_updates_chips(qtbot: Any, make_env: Any) -> None:
     button = find(env.node, QPushButton, "sendButton")
     assert button.text() == "Stop"
     assert find(env.node, QPlainTextEdit, "chatInput").toPlainText() == ""
-    qtbot.waitUntil(lambda: "Hello" in last_text(env), timeout=5000)
-    qtbot.waitUntil(lambda: idle(env) and env.finished == ["end_turn"], timeout=5000)
+    qtbot.waitUntil(lambda: "Hello" in last_text(env), timeout=10_000)
+    qtbot.waitUntil(lambda: idle(env) and env.finished == ["end_turn"], timeout=10_000)
     assert button.text() == "Send"
     assert last_text(env).startswith("Hello world, here is code.")
     assert find(env.node, QLabel, "tokenChip").text() == "1.2k in · 20 out"
@@ -103,14 +103,14 @@ def test_approve_runs_write_file_in_project(qtbot: Any, make_env: Any) -> None:
         Turn(text="Written."),
     )
     type_and_enter(qtbot, env, "write it")
-    qtbot.waitUntil(lambda: env.node.findChild(QWidget, "permissionCard") is not None, timeout=5000)
+    qtbot.waitUntil(lambda: env.node.findChild(QWidget, "permissionCard") is not None, timeout=10_000)
     card = env.node.findChild(QWidget, "permissionCard")
     shown = find(card, QPlainTextEdit, "writeContent").toPlainText()
     assert shown == content  # the FULL content, as text (not an escaped JSON string)
     assert find(card, QLabel, "writePath").text() == "File: notes/out.txt"
     assert not (env.project / "notes" / "out.txt").exists()
     qtbot.mouseClick(find(card, QPushButton, "approveButton"), Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: idle(env) and bool(env.finished), timeout=5000)
+    qtbot.waitUntil(lambda: idle(env) and bool(env.finished), timeout=10_000)
     assert (env.project / "notes" / "out.txt").read_text() == content
     assert env.node.findChild(QWidget, "permissionCard") is None
     tool_card = env.node.findChild(ToolCard, "toolCard")
@@ -126,10 +126,10 @@ def test_deny_does_not_write(qtbot: Any, make_env: Any) -> None:
     env = make_env()
     env.fake.script(Turn(tool_calls=[ToolCallSpec("write_file", {"path": "no.txt", "content": "x"})]))
     type_and_enter(qtbot, env, "write it")
-    qtbot.waitUntil(lambda: env.node.findChild(QWidget, "permissionCard") is not None, timeout=5000)
+    qtbot.waitUntil(lambda: env.node.findChild(QWidget, "permissionCard") is not None, timeout=10_000)
     card = env.node.findChild(QWidget, "permissionCard")
     qtbot.mouseClick(find(card, QPushButton, "denyButton"), Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: idle(env) and bool(env.finished), timeout=5000)
+    qtbot.waitUntil(lambda: idle(env) and bool(env.finished), timeout=10_000)
     assert not (env.project / "no.txt").exists()
     tool_card = env.node.findChild(ToolCard, "toolCard")
     assert tool_card.call.status == "denied"
@@ -148,14 +148,14 @@ def test_always_allow_approves_later_calls_without_a_card(qtbot: Any, make_env: 
     changed: list[int] = []
     env.node.changed.connect(lambda: changed.append(1))
     type_and_enter(qtbot, env, "write two files")
-    qtbot.waitUntil(lambda: env.node.findChild(QWidget, "permissionCard") is not None, timeout=5000)
+    qtbot.waitUntil(lambda: env.node.findChild(QWidget, "permissionCard") is not None, timeout=10_000)
     seen_cards: list[int] = []
     env.node.transcript.rendered.connect(
         lambda: seen_cards.append(len(env.node.transcript.pending_permission_cards()))
     )
     card = env.node.findChild(QWidget, "permissionCard")
     qtbot.mouseClick(find(card, QPushButton, "alwaysAllowButton"), Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: idle(env) and bool(env.finished), timeout=5000)
+    qtbot.waitUntil(lambda: idle(env) and bool(env.finished), timeout=10_000)
     assert (env.project / "a.txt").read_text() == "A"
     assert (env.project / "b.txt").read_text() == "B"
     assert env.node.always_allow == ["write_file"]
@@ -174,7 +174,7 @@ def test_always_allow_from_state_skips_the_card(qtbot: Any, make_env: Any) -> No
     env.fake.script(Turn(tool_calls=[ToolCallSpec("write_file", {"path": "c.txt", "content": "C"})]),
                     Turn(text="ok"))
     type_and_enter(qtbot, env, "go")
-    qtbot.waitUntil(lambda: idle(env) and bool(env.finished), timeout=5000)
+    qtbot.waitUntil(lambda: idle(env) and bool(env.finished), timeout=10_000)
     assert (env.project / "c.txt").read_text() == "C"
     assert env.node.findChild(QWidget, "permissionCard") is None
 
@@ -186,9 +186,9 @@ def test_stop_mid_stream_keeps_partial_text_marked(qtbot: Any, make_env: Any) ->
     # presses Stop, however slow the machine.
     env.fake.script(Turn(text=full, chunk_chars=5, fault=Fault.stall(after_events=10, seconds=3600)))
     type_and_enter(qtbot, env, "talk a lot")
-    qtbot.waitUntil(lambda: len(last_text(env)) > 20, timeout=5000)
+    qtbot.waitUntil(lambda: len(last_text(env)) > 20, timeout=10_000)
     qtbot.mouseClick(find(env.node, QPushButton, "sendButton"), Qt.MouseButton.LeftButton)  # Stop
-    qtbot.waitUntil(lambda: idle(env) and bool(env.finished), timeout=5000)
+    qtbot.waitUntil(lambda: idle(env) and bool(env.finished), timeout=10_000)
     assert env.finished == ["stopped"]
     msg = env.node.conversation.messages[-1]
     assert msg.role == "assistant" and msg.stopped
@@ -204,13 +204,13 @@ def test_retry_after_http_500(qtbot: Any, make_env: Any) -> None:
     env = make_env()
     env.fake.script(Turn(fault=Fault.http(500)), Turn(text="recovered"))
     type_and_enter(qtbot, env, "hello?")
-    qtbot.waitUntil(lambda: env.node.transcript.error_text() is not None, timeout=5000)
+    qtbot.waitUntil(lambda: env.node.transcript.error_text() is not None, timeout=10_000)
     assert "500" in (env.node.transcript.error_text() or "")
     assert env.finished == ["error"]
     qtbot.waitUntil(lambda: idle(env))
     qtbot.mouseClick(find(env.node, QPushButton, "retryButton"), Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: "recovered" in last_text(env) and idle(env) and len(env.finished) == 2,
-                    timeout=5000)
+                    timeout=10_000)
     assert env.node.transcript.error_text() is None
     assert [m.role for m in env.node.conversation.messages if m.role != "assistant" or m.content] == [
         "user", "assistant"]
@@ -246,7 +246,7 @@ def test_no_provider_error_is_shown_by_the_node(qtbot: Any, make_env: Any) -> No
     env.settings.default_provider = None
     env.node.model_choice.provider = None
     env.node.submit("anyone there?")
-    qtbot.waitUntil(lambda: env.node.transcript.error_text() is not None, timeout=5000)
+    qtbot.waitUntil(lambda: env.node.transcript.error_text() is not None, timeout=10_000)
     assert (env.node.transcript.error_text() or "").startswith("No provider is set up for this node.")
     qtbot.waitUntil(lambda: idle(env), timeout=10_000)  # the user's message shows at the next frame
     assert find(env.node, QPushButton, "sendButton").text() == "Send"
@@ -267,7 +267,7 @@ def test_enter_sends_shift_enter_inserts_newline(qtbot: Any, make_env: Any) -> N
     qtbot.keyClick(box, Qt.Key.Key_Return)
     assert box.toPlainText() == ""
     assert env.node.conversation.messages[0].content == "line 1\nline 2"
-    qtbot.waitUntil(lambda: idle(env) and bool(env.finished), timeout=5000)
+    qtbot.waitUntil(lambda: idle(env) and bool(env.finished), timeout=10_000)
     # Enter on an empty box sends nothing.
     qtbot.keyClick(box, Qt.Key.Key_Return)
     assert len(env.node.conversation.messages) == 2
@@ -318,7 +318,7 @@ def test_slash_commands(qtbot: Any, make_env: Any) -> None:
     # The system prompt and model go with the next request; notes never do.
     env.fake.script(Turn(text="Bonjour", usage={"input": 10, "output": 2}))
     node.submit("hi")
-    qtbot.waitUntil(lambda: idle(env) and bool(env.finished), timeout=5000)
+    qtbot.waitUntil(lambda: idle(env) and bool(env.finished), timeout=10_000)
     body = json.loads(chat_requests(env)[-1].body)
     assert body["model"] == "fake-model-small"
     assert body["messages"][0] == {"role": "system", "content": "You answer in French."}
@@ -355,7 +355,7 @@ def test_anthropic_thinking_block_and_copy(qtbot: Any, make_env: Any) -> None:
     env.fake.script(Turn(thinking="Let me think about this carefully.", text="# Answer\n\n- one\n- two",
                          usage={"input": 50, "output": 30, "cache_read": 1000, "cache_write": 100}))
     env.node.submit("think")
-    qtbot.waitUntil(lambda: idle(env) and bool(env.finished), timeout=5000)
+    qtbot.waitUntil(lambda: idle(env) and bool(env.finished), timeout=10_000)
     view = assistant_views(env)[-1]
     assert view.thinking is not None
     assert not view.thinking.is_expanded()
@@ -391,11 +391,11 @@ def test_shutdown_stops_the_run(qtbot: Any, make_env: Any) -> None:
     broadcast: list[ChatEvent] = []  # what the runtime sends, whether or not the node listens
     env.bridge.subscribe(node_id, broadcast.append)
     env.node.submit("go")
-    qtbot.waitUntil(lambda: bool(last_text(env)), timeout=5000)
+    qtbot.waitUntil(lambda: bool(last_text(env)), timeout=10_000)
     env.node.shutdown()
     at_shutdown = env.node.conversation.messages[-1].content
     assert env.bridge.subscriber_count(node_id) == 1  # the node unsubscribed at once
-    qtbot.waitUntil(lambda: not env.runtime.is_busy(node_id), timeout=5000)
+    qtbot.waitUntil(lambda: not env.runtime.is_busy(node_id), timeout=10_000)
     # The run was stopped, not left to finish: the runtime ended it with Done("stopped") and the
     # stream was cut short of the scripted text.
     assert [e.reason for e in broadcast if isinstance(e, Done)] == ["stopped"]
@@ -489,7 +489,7 @@ def test_a_blank_node_says_how_to_start_and_the_hint_goes_once_there_are_message
     assert "asks you first" in hint.text()
     env.fake.script(Turn(text="hi there"))
     type_and_enter(qtbot, env, "hello")
-    qtbot.waitUntil(lambda: idle(env) and env.finished == ["end_turn"], timeout=5000)
+    qtbot.waitUntil(lambda: idle(env) and env.finished == ["end_turn"], timeout=10_000)
     assert not hint.isVisible()
     type_and_enter(qtbot, env, "/clear")
     qtbot.waitUntil(hint.isVisible)
@@ -549,7 +549,7 @@ def test_the_send_button_is_restyled_once_per_change_of_state(qtbot: Any, make_e
     try:
         env.fake.script(Turn(text="short answer"))
         type_and_enter(qtbot, env, "hi")
-        qtbot.waitUntil(lambda: idle(env) and bool(env.finished), timeout=5000)
+        qtbot.waitUntil(lambda: idle(env) and bool(env.finished), timeout=10_000)
     finally:
         del style.polish
     assert polishes == [True, False]

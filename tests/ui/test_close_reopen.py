@@ -45,7 +45,7 @@ def test_x_keeps_the_node_and_ctrl_shift_t_brings_it_back_where_it_was(
     node.model_choice.set_model("gpt-4o-mini")
     node_id, messages = node.node_id, [m.content for m in node.conversation.messages]
     click_close_button(qtbot, window.subwindow_of(node))
-    qtbot.waitUntil(lambda: node_id not in [n.node_id for n in window.nodes()], timeout=5000)
+    qtbot.waitUntil(lambda: node_id not in [n.node_id for n in window.nodes()], timeout=10_000)
     assert window.save_project()
     saved = _saved(tmp_path / "project")
     assert [n["id"] for n in saved["nodes"]] == [first.node_id]
@@ -79,14 +79,14 @@ def test_node_close_and_reopen_menu_actions_and_the_sidebar_list(
     assert keep.node_id not in [n.node_id for n in window.nodes()]
     press(qtbot, "Ctrl+B", window.active_node().chat_input)
     sidebar = window.nav.sidebar
-    qtbot.waitUntil(lambda: sidebar.closed.count() == 1, timeout=3000)
+    qtbot.waitUntil(lambda: sidebar.closed.count() == 1, timeout=10_000)
     assert menu_action(window, "sidebarAction").isChecked()
     item = sidebar.closed.item_of(keep.node_id)
     assert item is not None and "Keep me" in item.toolTip()
     sidebar.closed.setCurrentItem(item)
     qtbot.mouseClick(sidebar.reopen_button, Qt.MouseButton.LeftButton)
     assert window.node_area.node(keep.node_id) is not None
-    qtbot.waitUntil(lambda: sidebar.closed.count() == 0, timeout=3000)
+    qtbot.waitUntil(lambda: sidebar.closed.count() == 0, timeout=10_000)
     focus(window, other)
     trigger(window, "closeNodeAction")
     trigger(window, "reopenNodeAction")
@@ -103,7 +103,7 @@ def test_after_a_close_keys_go_to_the_next_input_and_escape_undoes_a_rename(
     qtbot.mouseClick(second.title_edit, Qt.MouseButton.LeftButton)
     focus(window, first)
     press(qtbot, "Ctrl+W", first.chat_input)
-    qtbot.waitUntil(lambda: len(window.nodes()) == 1, timeout=3000)
+    qtbot.waitUntil(lambda: len(window.nodes()) == 1, timeout=10_000)
     assert QApplication.focusWidget() is second.chat_input
     qtbot.keyClicks(QApplication.focusWidget(), "hello")
     assert second.title == "Second" and second.chat_input.toPlainText() == "hello"
@@ -138,7 +138,7 @@ def _dialog(qtbot: Any) -> QMessageBox:
                     if isinstance(w, QMessageBox) and w.objectName() == "deleteNodeDialog" and w.isVisible()]
         return bool(found)
 
-    qtbot.waitUntil(shown, timeout=3000)
+    qtbot.waitUntil(shown, timeout=10_000)
     return found[0]
 
 
@@ -153,19 +153,19 @@ def test_delete_for_good_asks_first_and_cancel_is_the_default(
     window.close_node(gone)
     trigger(window, "sidebarAction")
     sidebar = window.nav.sidebar
-    qtbot.waitUntil(lambda: sidebar.closed.count() == 1, timeout=3000)
+    qtbot.waitUntil(lambda: sidebar.closed.count() == 1, timeout=10_000)
     sidebar.closed.setCurrentItem(sidebar.closed.item_of(gone_id))
     qtbot.mouseClick(sidebar.delete_button, Qt.MouseButton.LeftButton)
     box = _dialog(qtbot)
     assert box.defaultButton() is box.findChild(QPushButton, "cancelDeleteButton")
     qtbot.keyClick(box, Qt.Key.Key_Return)  # Enter takes the default: Cancel
-    qtbot.waitUntil(lambda: not box.isVisible(), timeout=3000)
+    qtbot.waitUntil(lambda: not box.isVisible(), timeout=10_000)
     assert window.projects.closed.find(gone_id) is not None
     qtbot.mouseClick(sidebar.delete_button, Qt.MouseButton.LeftButton)
     box = _dialog(qtbot)
     qtbot.mouseClick(box.findChild(QPushButton, "confirmDeleteButton"), Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: window.projects.closed.find(gone_id) is None, timeout=3000)
-    qtbot.waitUntil(lambda: sidebar.closed.count() == 0, timeout=3000)
+    qtbot.waitUntil(lambda: window.projects.closed.find(gone_id) is None, timeout=10_000)
+    qtbot.waitUntil(lambda: sidebar.closed.count() == 0, timeout=10_000)
     saved = _saved(project)
     assert gone_id not in json.dumps(saved)
     assert not window.store.archive_path(gone_id).exists()
@@ -176,7 +176,7 @@ def test_delete_for_good_asks_first_and_cancel_is_the_default(
     trigger(window, "deleteNodeAction")
     box = _dialog(qtbot)
     qtbot.mouseClick(box.findChild(QPushButton, "confirmDeleteButton"), Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: window.node_area.node(victim.node_id) is None, timeout=3000)
+    qtbot.waitUntil(lambda: window.node_area.node(victim.node_id) is None, timeout=10_000)
     assert window.projects.closed.find(victim.node_id) is None
     assert victim.node_id not in json.dumps(_saved(project))
 

@@ -33,7 +33,7 @@ def test_ctrl_f_counts_the_matches_and_goes_through_them(
     assert node.findChild(QLabel, "findCount").text() == "3 matches"
     qtbot.keyClick(box, Qt.Key.Key_Return)
     first = node.conversation.messages[0].id
-    qtbot.waitUntil(lambda: _in_viewport(node, first), timeout=5000)
+    qtbot.waitUntil(lambda: _in_viewport(node, first), timeout=10_000)
     assert node.findChild(QLabel, "findCount").text().startswith("1 of 2 messages")
     qtbot.keyClick(box, Qt.Key.Key_Escape)
     assert not bar.isVisible()
@@ -57,7 +57,7 @@ def test_the_archive_link_loads_the_first_message_and_a_search_hit_opens_there(
     first_id = archived[0].id
     assert all(m.id != first_id for m in node.conversation.messages)
     link = node.findChild(QLabel, "archiveLink")
-    qtbot.waitUntil(link.isVisible, timeout=5000)
+    qtbot.waitUntil(link.isVisible, timeout=10_000)
     assert f"{len(archived)} earlier message" in link.text() and "history archive" in link.text()
 
     # A search hit in the archive: the link is not needed, activating the hit loads it.
@@ -75,7 +75,7 @@ def test_the_archive_link_loads_the_first_message_and_a_search_hit_opens_there(
     for _ in range(row):
         qtbot.keyClick(view, Qt.Key.Key_Down)
     qtbot.keyClick(view, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: _in_viewport(node, first_id), timeout=5000)
+    qtbot.waitUntil(lambda: _in_viewport(node, first_id), timeout=10_000)
     assert not link.isVisible()
     assert all(m.id != first_id for m in node.conversation.messages)  # read-only: never back in the chat
 
@@ -87,13 +87,13 @@ def test_the_archive_link_pages_the_archive_in(
     assert window.save_project()
     first_id = window.store.read_archive(node.node_id)[0].id
     link = node.findChild(QLabel, "archiveLink")
-    qtbot.waitUntil(link.isVisible, timeout=5000)
+    qtbot.waitUntil(link.isVisible, timeout=10_000)
     _click_link(qtbot, link)
     qtbot.waitUntil(lambda: node.transcript.view_for(first_id) is not None and not link.isVisible(),
-                    timeout=5000)
+                    timeout=10_000)
     assert node.transcript.message_texts()[0] == "question 0"
     node.transcript.verticalScrollBar().setValue(0)  # the user scrolls to the very top
-    qtbot.waitUntil(lambda: _in_viewport(node, first_id), timeout=5000)
+    qtbot.waitUntil(lambda: _in_viewport(node, first_id), timeout=10_000)
 
 
 def test_a_long_archive_stays_at_the_top_once_scrolled_there_and_is_read_only(
@@ -109,7 +109,7 @@ def test_a_long_archive_stays_at_the_top_once_scrolled_there_and_is_read_only(
     assert len(archived) >= 70
     first_id = archived[0].id
     link = node.findChild(QLabel, "archiveLink")
-    qtbot.waitUntil(link.isVisible, timeout=5000)
+    qtbot.waitUntil(link.isVisible, timeout=10_000)
     _click_link(qtbot, link)
     qtbot.waitUntil(lambda: node.transcript.view_for(first_id) is not None and not link.isVisible(),
                     timeout=10_000)

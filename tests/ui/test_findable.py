@@ -35,9 +35,9 @@ def test_the_sidebar_lists_the_nodes_and_a_click_goes_to_one(
     assert not action.isChecked() and window.nav.sidebar.isHidden()
     press(qtbot, "Ctrl+B", second.chat_input)
     sidebar = window.nav.sidebar
-    qtbot.waitUntil(sidebar.isVisible, timeout=3000)
+    qtbot.waitUntil(sidebar.isVisible, timeout=10_000)
     assert action.isChecked()
-    qtbot.waitUntil(lambda: sidebar.nodes.count() == 2, timeout=3000)
+    qtbot.waitUntil(lambda: sidebar.nodes.count() == 2, timeout=10_000)
     row = sidebar.nodes.item_of(first.node_id)
     assert row is not None
     text = row.toolTip()
@@ -49,9 +49,9 @@ def test_the_sidebar_lists_the_nodes_and_a_click_goes_to_one(
     assert window.active_node() is first and QApplication.focusWidget() is first.chat_input
     # A rename shows up.
     first.set_title("Monads")
-    qtbot.waitUntil(lambda: "Monads" in sidebar.nodes.item_of(first.node_id).toolTip(), timeout=3000)
+    qtbot.waitUntil(lambda: "Monads" in sidebar.nodes.item_of(first.node_id).toolTip(), timeout=10_000)
     press(qtbot, "Ctrl+B", first.chat_input)
-    qtbot.waitUntil(lambda: not sidebar.isVisible(), timeout=3000)
+    qtbot.waitUntil(lambda: not sidebar.isVisible(), timeout=10_000)
     assert not action.isChecked()
 
 
@@ -59,11 +59,11 @@ def test_recent_projects_most_recent_first_missing_ones_marked_and_pruned(
     qtbot: Any, open_window: Any, fake: FakeProvider, tmp_path: Path
 ) -> None:
     window = open_with_fake(open_window, fake, tmp_path, "alpha")
-    qtbot.waitUntil(lambda: (tmp_path / "config" / "recent-projects.json").is_file(), timeout=3000)
+    qtbot.waitUntil(lambda: (tmp_path / "config" / "recent-projects.json").is_file(), timeout=10_000)
     recent = tmp_path / "config" / "recent-projects.json"
     window.open_project(tmp_path / "beta")
     window.open_project(tmp_path / "gamma")
-    qtbot.waitUntil(lambda: "gamma" in recent.read_text(encoding="utf-8"), timeout=3000)
+    qtbot.waitUntil(lambda: "gamma" in recent.read_text(encoding="utf-8"), timeout=10_000)
     menu = window.findChild(QMenu, "recentProjectsMenu")
     assert menu is not None and menu.menuAction() in window.menuBar().actions()[0].menu().actions()
 
@@ -83,7 +83,7 @@ def test_recent_projects_most_recent_first_missing_ones_marked_and_pruned(
     listed[1].trigger()  # one click reopens alpha
     assert window.project_dir == (tmp_path / "alpha").resolve()
     qtbot.waitUntil(lambda: json.loads(recent.read_text(encoding="utf-8"))["projects"][0]["path"].endswith(
-        "alpha"), timeout=3000)
+        "alpha"), timeout=10_000)
     assert json.loads(recent.read_text(encoding="utf-8"))["version"] == 1
 
 
@@ -148,7 +148,7 @@ def test_keyboard_shortcuts_lists_every_action_shortcut_even_new_ones(
     node_menu.addAction(late)  # added to the Node menu by someone, later
     trigger(window, "shortcutsAction")
     table = window.findChild(QTableWidget, "shortcutsTable")
-    qtbot.waitUntil(lambda: table is not None and table.isVisible(), timeout=3000)
+    qtbot.waitUntil(lambda: table is not None and table.isVisible(), timeout=10_000)
     rows = [tuple(table.item(r, c).text() for c in range(3)) for r in range(table.rowCount())]
     keys = {r[2] for r in rows}
     native = {name: QKeySequence(name).toString(QKeySequence.SequenceFormat.NativeText)

@@ -59,19 +59,19 @@ def test_dismissing_the_welcome_banner_leaves_no_empty_strip(qtbot: Any, open_wi
     area = window.banner_area
     banner = area.find("welcomeBanner")
     assert banner is not None and area.isVisible()
-    qtbot.waitUntil(lambda: _node_bottom(window) == _area_height(window), timeout=5000)
+    qtbot.waitUntil(lambda: _node_bottom(window) == _area_height(window), timeout=10_000)
     with_banner = _area_height(window)
     banner.findChild(QToolButton, "bannerCloseButton").click()
-    qtbot.waitUntil(lambda: not area.isVisible() and _area_height(window) > with_banner, timeout=5000)
-    qtbot.waitUntil(lambda: _node_bottom(window) == _area_height(window), timeout=5000)
+    qtbot.waitUntil(lambda: not area.isVisible() and _area_height(window) > with_banner, timeout=10_000)
+    qtbot.waitUntil(lambda: _node_bottom(window) == _area_height(window), timeout=10_000)
     assert window.mdi.geometry().top() == 0
 
 
 def _dismiss_and_check_filled(qtbot: Any, window: Any) -> None:
     with_banner = _area_height(window)
     window.banner_area.find("welcomeBanner").findChild(QToolButton, "bannerCloseButton").click()
-    qtbot.waitUntil(lambda: _area_height(window) > with_banner, timeout=5000)
-    qtbot.waitUntil(lambda: _node_bottom(window) == _area_height(window), timeout=5000)  # no strip
+    qtbot.waitUntil(lambda: _area_height(window) > with_banner, timeout=10_000)
+    qtbot.waitUntil(lambda: _node_bottom(window) == _area_height(window), timeout=10_000)  # no strip
 
 
 def test_next_launches_the_node_follows_the_banner_both_ways(qtbot: Any, open_window: Any,
@@ -85,10 +85,10 @@ def test_next_launches_the_node_follows_the_banner_both_ways(qtbot: Any, open_wi
 
     second = open_window(project, config)
     assert second.banner_area.find("welcomeBanner") is not None
-    qtbot.waitUntil(lambda: _node_bottom(second) == _area_height(second), timeout=5000)  # input not cut
+    qtbot.waitUntil(lambda: _node_bottom(second) == _area_height(second), timeout=10_000)  # input not cut
     close_window(qtbot, second)  # saved with the banner
 
     third = open_window(project, config)
     assert third.banner_area.find("welcomeBanner") is not None
-    qtbot.waitUntil(lambda: _node_bottom(third) == _area_height(third), timeout=5000)
+    qtbot.waitUntil(lambda: _node_bottom(third) == _area_height(third), timeout=10_000)
     _dismiss_and_check_filled(qtbot, third)

@@ -53,7 +53,7 @@ def test_paperclip_picks_files_a_chips_x_removes_one_and_enter_sends_the_rest(
     assert [c.item.name for c in wait_chips_read(qtbot, node, 2)] == ["alpha.txt", "beta.txt"]
     first = chips(node)[0]
     click(qtbot, child(first, QToolButton, "removeAttachmentButton"))
-    qtbot.waitUntil(lambda: _names(node) == ["beta.txt"], timeout=5000)
+    qtbot.waitUntil(lambda: _names(node) == ["beta.txt"], timeout=10_000)
     fake.script(Turn(text="read it"))
     type_text(qtbot, node.chat_input, "summarise")
     with qtbot.waitSignal(node.run_finished, timeout=10_000):
@@ -79,7 +79,7 @@ def test_ctrl_v_pastes_an_image_backspace_takes_it_off_and_enter_sends_the_secon
     assert node.chat_input.toPlainText() == "a" and len(chips(node)) == 1
     qtbot.keyClick(node.chat_input, Qt.Key.Key_Backspace)
     qtbot.keyClick(node.chat_input, Qt.Key.Key_Backspace)  # the box is empty: the last chip goes
-    qtbot.waitUntil(lambda: chips(node) == [], timeout=5000)
+    qtbot.waitUntil(lambda: chips(node) == [], timeout=10_000)
     assert posts(fake) == []
 
     paste_image(qtbot, node, red_image(40, 30))

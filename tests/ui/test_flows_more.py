@@ -124,7 +124,7 @@ def test_project_budget_clicked_in_the_file_menu_and_typed(
     spin = child(dialog, QDoubleSpinBox, "projectBudgetSpin")
     replace_text(qtbot, spin, "12.5")
     click_ok(qtbot, dialog)
-    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=5000)
+    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=10_000)
     assert _saved(tmp_path / "project" / "project.json")["budget"] == {"monthly_usd": 12.5}
     activate(window)
     click_menu_item(qtbot, window, "projectBudgetAction")
@@ -147,7 +147,7 @@ def test_a_provider_added_from_the_add_menu_and_removed_with_remove(
     replace_text(qtbot, child(dialog, QLineEdit, "baseUrlEdit"), fake.openai_base_url)
     type_text(qtbot, child(dialog, QLineEdit, "modelsEdit"), "served-model")
     click_ok(qtbot, dialog)
-    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=5000)
+    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=10_000)
     entries = {p["id"]: p for p in _saved(settings_file)["providers"]}
     assert set(entries) == {"fake", "custom"}
     assert (entries["custom"]["name"], entries["custom"]["base_url"], entries["custom"]["models"]) == (
@@ -163,7 +163,7 @@ def test_a_provider_added_from_the_add_menu_and_removed_with_remove(
     assert [providers.item(i).text() for i in range(providers.count())
             if providers.item(i).text().startswith("My server")] == []
     click_ok(qtbot, again)
-    qtbot.waitUntil(lambda: not again.isVisible(), timeout=5000)
+    qtbot.waitUntil(lambda: not again.isVisible(), timeout=10_000)
     assert [p["id"] for p in _saved(settings_file)["providers"]] == ["fake"]
 
 
@@ -186,10 +186,10 @@ def test_a_built_in_price_double_clicked_overridden_and_the_cost_follows(
     qtbot.keyClick(editor, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
     qtbot.keyClicks(editor, "0.5")
     qtbot.keyClick(editor, Qt.Key.Key_Return)  # the view commits the typed text on its next pass
-    qtbot.waitUntil(lambda: overrides.item(0, 1).text() == "0.5", timeout=5000)
+    qtbot.waitUntil(lambda: overrides.item(0, 1).text() == "0.5", timeout=10_000)
     assert overrides.item(0, 0).text() == "gpt-4o-mini"
     click_ok(qtbot, dialog)
-    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=5000)
+    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=10_000)
     override = _saved(tmp_path / "config" / "settings.json")["price_overrides"]["gpt-4o-mini"]
     assert (override["input"], override["output"]) == (0.5, output_price)
     node = window.nodes()[0]
@@ -275,7 +275,7 @@ def test_settings_general_a_budget_and_a_default_model_typed_then_ok(
     model = child(dialog, QComboBox, "defaultModelCombo")
     replace_text(qtbot, model.lineEdit(), "fake-model-small")
     click_ok(qtbot, dialog)
-    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=5000)
+    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=10_000)
     saved = _saved(tmp_path / "config" / "settings.json")
     assert (saved["budget"], saved["default_model"]) == ({"monthly_usd": 40.0}, "fake-model-small")
     press(qtbot, "Ctrl+N", window.nodes()[0].chat_input)  # a new node starts on the new default

@@ -86,7 +86,7 @@ def test_stop_clicked_mid_stream_keeps_what_came_and_says_so(
     answer = node.conversation.messages[1]
     assert answer.stopped and full.startswith(answer.content) and 0 < len(answer.content) < len(full)
     view = _view(qtbot, node, 1)
-    qtbot.waitUntil(view.stopped_label.isVisible, timeout=5000)
+    qtbot.waitUntil(view.stopped_label.isVisible, timeout=10_000)
     assert view.toPlainText().strip() == answer.content.strip()
     assert button.text() == "Send"
 
@@ -119,7 +119,7 @@ def test_edit_clicked_typed_and_enter_then_regenerate_and_the_version_arrows(
     user = _view(qtbot, node, 0)
     click(qtbot, child(user, QToolButton, "editButton"))
     editor = child(user, QPlainTextEdit, "messageEditor")
-    qtbot.waitUntil(editor.isVisible, timeout=5000)
+    qtbot.waitUntil(editor.isVisible, timeout=10_000)
     assert editor.toPlainText() == "first"
     replace_text(qtbot, editor, "second")
     with qtbot.waitSignal(node.run_finished, timeout=10_000):
@@ -136,13 +136,13 @@ def test_edit_clicked_typed_and_enter_then_regenerate_and_the_version_arrows(
     assert "2/2" in child(answer, QLabel, "versionLabel").text()
     click(qtbot, child(answer, QToolButton, "prevVersionButton"))
     assert _texts(node) == ["second", "A2"]
-    qtbot.waitUntil(lambda: _shown(node) == ["second", "A2"], timeout=5000)
+    qtbot.waitUntil(lambda: _shown(node) == ["second", "A2"], timeout=10_000)
     click(qtbot, child(_view(qtbot, node, 1), QToolButton, "nextVersionButton"))
     assert _texts(node) == ["second", "A3"]
     # The question's first version, with its own answer.
     click(qtbot, child(_view(qtbot, node, 0), QToolButton, "prevVersionButton"))
     assert _texts(node) == ["first", "A1"]
-    qtbot.waitUntil(lambda: _shown(node) == ["first", "A1"], timeout=5000)
+    qtbot.waitUntil(lambda: _shown(node) == ["first", "A1"], timeout=10_000)
     assert "1/2" in child(_view(qtbot, node, 0), QLabel, "versionLabel").text()
 
 
@@ -213,7 +213,7 @@ def test_the_x_closes_the_node_and_ctrl_shift_t_brings_it_back_with_its_talk(
     _send(qtbot, node, "kept question")
     node_id = node.node_id
     click_close_button(qtbot, window.subwindow_of(node))
-    qtbot.waitUntil(lambda: [n.node_id for n in window.nodes()] == [keep.node_id], timeout=5000)
+    qtbot.waitUntil(lambda: [n.node_id for n in window.nodes()] == [keep.node_id], timeout=10_000)
     press(qtbot, "Ctrl+Shift+T", keep.chat_input)
     back = window.node_area.node(node_id)
     assert back is not None and window.active_node() is back

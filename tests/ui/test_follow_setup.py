@@ -67,7 +67,7 @@ def test_a_key_stored_in_settings_becomes_the_default_and_the_welcome_goes(
     config = tmp_path / "config"
     _write_settings(config, fake)
     window = open_window(tmp_path / "project", config)
-    qtbot.waitUntil(lambda: window.banner_area.find("welcomeBanner") is not None, timeout=5000)
+    qtbot.waitUntil(lambda: window.banner_area.find("welcomeBanner") is not None, timeout=10_000)
     node = window.nodes()[0]
     assert node.provider_picker.currentText() == "OpenAI"
 
@@ -175,7 +175,7 @@ def test_a_demo_node_stays_a_demo_node_after_a_restart(
 
     again = open_window(project, config)  # no --demo, no key: the default is OpenAI
     demo_node = again.nodes()[0]
-    qtbot.waitUntil(lambda: demo_node.provider_picker.currentText() == "Offline demo", timeout=5000)
+    qtbot.waitUntil(lambda: demo_node.provider_picker.currentText() == "Offline demo", timeout=10_000)
     assert demo_node.provider == "demo"
     with qtbot.waitSignal(demo_node.run_finished, timeout=20_000):
         demo_node.submit("And now?")

@@ -56,7 +56,7 @@ def menu_action(window: Any, name: str) -> QAction:
 
 
 def click(qtbot: Any, button: QWidget) -> None:
-    qtbot.waitUntil(button.isVisible, timeout=3000)
+    qtbot.waitUntil(button.isVisible, timeout=10_000)
     assert button.isEnabled(), f"{button.objectName()} is disabled"
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
 
@@ -104,7 +104,7 @@ def node_titled(window: Any, title: str) -> Any:
 
 def view_of(qtbot: Any, node: Any, index: int) -> Any:
     msg = node.conversation.messages[index]
-    qtbot.waitUntil(lambda: node.transcript.view_for(msg.id) is not None, timeout=3000)
+    qtbot.waitUntil(lambda: node.transcript.view_for(msg.id) is not None, timeout=10_000)
     return node.transcript.view_for(msg.id)
 
 
@@ -205,7 +205,7 @@ def test_import_from_the_file_menu_keeps_the_branches_and_costs_nothing(
     saved = json.loads((project / "project.json").read_text(encoding="utf-8"))
     assert [n["title"] for n in saved["nodes"]] == ["A paid question", "Rome trip", "Long chat"]
     click(qtbot, child(dialog, QPushButton, "cancelImportButton"))
-    qtbot.waitUntil(lambda: window.imports.dialog is None, timeout=3000)
+    qtbot.waitUntil(lambda: window.imports.dialog is None, timeout=10_000)
 
 
 def test_importing_again_skips_what_is_there_unless_replaced(

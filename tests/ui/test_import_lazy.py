@@ -56,9 +56,9 @@ def test_200_conversations_land_in_the_sidebar_and_open_with_one_click(
     # Only the few most recent have widgets; the sidebar shows the others.
     assert len(window.nodes()) == 1 + OPENED
     sidebar = window.nav.sidebar
-    qtbot.waitUntil(sidebar.isVisible, timeout=3000)
+    qtbot.waitUntil(sidebar.isVisible, timeout=10_000)
     rows = imported_list(window)
-    qtbot.waitUntil(lambda: rows.count() == COUNT - OPENED, timeout=3000)
+    qtbot.waitUntil(lambda: rows.count() == COUNT - OPENED, timeout=10_000)
     assert child(window, QLabel, "sidebarImportedHeading").text() == f"Imported ({COUNT - OPENED})"
     shown = {n.title for n in window.nodes()[1:]} | {rows.item(i).text() for i in range(rows.count())}
     assert shown == {f"Talk {i:03d}" for i in range(COUNT)}  # every conversation reachable
@@ -66,10 +66,10 @@ def test_200_conversations_land_in_the_sidebar_and_open_with_one_click(
     # One click opens one, with its messages; its row leaves the list.
     parked_title = rows.item(rows.count() // 2).text()
     click_row(qtbot, rows, parked_title)
-    qtbot.waitUntil(lambda: any(n.title == parked_title for n in window.nodes()), timeout=5000)
+    qtbot.waitUntil(lambda: any(n.title == parked_title for n in window.nodes()), timeout=10_000)
     (node,) = [n for n in window.nodes() if n.title == parked_title]
     assert len(node.conversation.messages) >= 4
-    qtbot.waitUntil(lambda: rows.count() == COUNT - OPENED - 1, timeout=3000)
+    qtbot.waitUntil(lambda: rows.count() == COUNT - OPENED - 1, timeout=10_000)
     # Ctrl+Shift+T reopens recently closed nodes, not imported ones never opened.
     assert window.projects.closed.take() is None
 
@@ -87,9 +87,9 @@ def test_200_conversations_land_in_the_sidebar_and_open_with_one_click(
     assert len(again.nodes()) == 1 + OPENED + 1
     again.nav.show_sidebar(True)
     rows = imported_list(again)
-    qtbot.waitUntil(lambda: rows.count() == COUNT - OPENED - 1, timeout=3000)
+    qtbot.waitUntil(lambda: rows.count() == COUNT - OPENED - 1, timeout=10_000)
     click_row(qtbot, rows, rows.item(0).text())
-    qtbot.waitUntil(lambda: len(again.nodes()) == 1 + OPENED + 2, timeout=5000)
+    qtbot.waitUntil(lambda: len(again.nodes()) == 1 + OPENED + 2, timeout=10_000)
 
 
 def test_importing_again_skips_the_parked_ones(
@@ -130,7 +130,7 @@ def test_an_image_in_the_zip_shows_as_an_attachment_of_its_message(
     assert "1 file of the export attached to their messages" in summary
     (node,) = [n for n in window.nodes() if n.title == "Rome trip"]
     msg = next(m for m in node.conversation.messages if m.content == "What is this place?")
-    qtbot.waitUntil(lambda: node.transcript.view_for(msg.id) is not None, timeout=3000)
+    qtbot.waitUntil(lambda: node.transcript.view_for(msg.id) is not None, timeout=10_000)
     row = node.transcript.view_for(msg.id).attachment_row
     assert row is not None and row.isVisible()
     assert "photo.jpg" in " ".join(w.toolTip() + w.accessibleName() for w in row.findChildren(QWidget))

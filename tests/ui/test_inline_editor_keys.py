@@ -24,7 +24,7 @@ def test_enter_sends_the_edit_and_shift_enter_adds_a_line(qtbot: Any, make_env: 
     edit = child(user, QToolButton, "editButton")
     click(qtbot, edit)
     editor = child(user, QPlainTextEdit, "messageEditor")
-    qtbot.waitUntil(editor.isVisible, timeout=2000)
+    qtbot.waitUntil(editor.isVisible, timeout=10_000)
     assert not edit.isVisible()  # the editor is open: no Edit link beside it
     qtbot.keyClicks(editor, "first")
     qtbot.keyClick(editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
@@ -45,12 +45,12 @@ def test_the_edit_link_comes_back_when_the_editor_closes(qtbot: Any, make_env: A
     edit = child(user, QToolButton, "editButton")
     click(qtbot, edit)
     editor = child(user, QPlainTextEdit, "messageEditor")
-    qtbot.waitUntil(editor.isVisible, timeout=2000)
+    qtbot.waitUntil(editor.isVisible, timeout=10_000)
     assert not edit.isVisible()
     qtbot.keyClick(editor, Qt.Key.Key_Escape)
     assert not editor.isVisible() and edit.isVisible()
     click(qtbot, edit)
-    qtbot.waitUntil(editor.isVisible, timeout=2000)
+    qtbot.waitUntil(editor.isVisible, timeout=10_000)
     click(qtbot, child(user, QPushButton, "editCancelButton"))
     assert not editor.isVisible() and edit.isVisible()
     assert texts(node) == ["one", "A1"]

@@ -52,7 +52,7 @@ def menu_action(window: Any, name: str) -> QAction:
 
 
 def click(qtbot: Any, button: QWidget) -> None:
-    qtbot.waitUntil(button.isVisible, timeout=3000)
+    qtbot.waitUntil(button.isVisible, timeout=10_000)
     assert button.isEnabled(), f"{button.objectName()} is disabled"
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
 
@@ -65,7 +65,7 @@ def test_the_first_run_offers_each_local_server_found(qtbot: Any, open_window: A
     window.first_run.local_ports = ports
     window.show()
     qtbot.waitExposed(window)
-    qtbot.waitUntil(lambda: window.probe_task is not None and window.probe_task.done(), timeout=5000)
+    qtbot.waitUntil(lambda: window.probe_task is not None and window.probe_task.done(), timeout=10_000)
     assert [s.kind.id for s in window.probe_task.result()] == ["ollama", "lmstudio"]
     banner = window.banner_area.find("welcomeBanner")
     buttons = banner.findChildren(QPushButton, "useLocalProviderButton")
@@ -98,7 +98,7 @@ def test_detect_local_servers_in_settings_adds_one_with_a_click(
     result = dialog.findChild(QWidget, "detectResult")
     assert not result.isVisible()
     click(qtbot, dialog.findChild(QPushButton, "detectLocalButton"))
-    qtbot.waitUntil(lambda: page.local.task is not None and page.local.task.done(), timeout=5000)
+    qtbot.waitUntil(lambda: page.local.task is not None and page.local.task.done(), timeout=10_000)
     assert result.isVisible()
     assert dialog.findChild(QLabel, "detectStatusLabel").text().startswith("Found 2 servers")
     labels = [w.text() for w in result.findChildren(QLabel, "localServerLabel")]
@@ -133,7 +133,7 @@ def test_detect_says_when_nothing_answers(qtbot: Any, open_window: Any, fake: An
     page = dialog.providers_page
     page.local.local_ports = {k.id: closed_port() for k in LOCAL_SERVER_KINDS}
     click(qtbot, dialog.findChild(QPushButton, "detectLocalButton"))
-    qtbot.waitUntil(lambda: page.local.task is not None and page.local.task.done(), timeout=5000)
+    qtbot.waitUntil(lambda: page.local.task is not None and page.local.task.done(), timeout=10_000)
     status = dialog.findChild(QLabel, "detectStatusLabel").text()
     assert status.startswith("No local model server answered (Ollama on port 11434, LM Studio on port 1234")
     assert not dialog.findChildren(QPushButton, "addLocalServerButton")
@@ -156,6 +156,6 @@ def test_a_node_whose_ollama_is_down_says_how_to_start_it(
     with qtbot.waitSignal(node.run_finished, timeout=30_000):
         qtbot.keyClick(node.chat_input, Qt.Key.Key_Return)
     row = node.findChild(QWidget, "errorRow")
-    qtbot.waitUntil(row.isVisible, timeout=3000)
+    qtbot.waitUntil(row.isVisible, timeout=10_000)
     assert row.text().startswith(
         "Ollama is not running at http://127.0.0.1:11434 — start it with `ollama serve`")

@@ -64,7 +64,7 @@ def test_error_banner_names_the_log_file(qtbot: Any, open_window: Any, fake: Fak
         raise RuntimeError("a slot failed")
 
     QTimer.singleShot(0, window, broken_slot)  # an exception escaping a real Qt slot
-    qtbot.waitUntil(lambda: window.banner_area.find("errorBanner") is not None, timeout=5000)
+    qtbot.waitUntil(lambda: window.banner_area.find("errorBanner") is not None, timeout=10_000)
     banner = window.banner_area.find("errorBanner")
     assert "RuntimeError: a slot failed" in banner.text()
     assert f"details are in the log file {tmp_path / 'logs' / 'chatnodes.log'}" in banner.text()

@@ -152,7 +152,7 @@ def test_no_provider_shows_the_welcome_banner_and_the_demo_works(qtbot: Any, ope
     assert banner.findChild(QPushButton, "openSettingsButton") is not None
     demo_button = banner.findChild(QPushButton, "tryDemoButton")
     assert window.probe_task is not None
-    qtbot.waitUntil(window.probe_task.done, timeout=5000)
+    qtbot.waitUntil(window.probe_task.done, timeout=10_000)
     demo_button.click()
     assert window.context.demo
     assert window.banner_area.find("welcomeBanner") is None

@@ -39,7 +39,7 @@ def open_add_form(qtbot: Any, window: Any) -> tuple[Any, QDialog]:
     settings.show_mcp_page(None)
     qtbot.mouseClick(child(settings.mcp_page, QPushButton, "mcpAddButton"), Qt.MouseButton.LeftButton)
     form = child(settings, QDialog, "mcpServerDialog")
-    qtbot.waitUntil(form.isVisible, timeout=2000)
+    qtbot.waitUntil(form.isVisible, timeout=10_000)
     return settings, form
 
 

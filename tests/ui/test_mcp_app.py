@@ -238,7 +238,7 @@ def test_stop_while_waiting_for_servers_drops_the_send(qtbot: Any, open_window: 
     window = open_window(project, config)
     node = window.nodes()[0]
     node.submit("right away")
-    qtbot.waitUntil(node.header.tools_status.isVisible, timeout=5_000)
+    qtbot.waitUntil(node.header.tools_status.isVisible, timeout=10_000)
     assert "Waiting for MCP servers to start: local" in node.header.tools_status.text()
     node.send_button.click()  # "Stop"
     qtbot.waitUntil(lambda: not node.is_busy(), timeout=10_000)

@@ -99,7 +99,7 @@ def test_image_and_long_result_in_the_card(
     with qtbot.waitSignal(node.run_finished, timeout=15_000):
         node.submit("image")
     card = node.transcript.card_for(last_call(node).id)
-    qtbot.waitUntil(lambda: card.images is not None and card.images.thumbs[0].is_loaded, timeout=5_000)
+    qtbot.waitUntil(lambda: card.images is not None and card.images.thumbs[0].is_loaded, timeout=10_000)
     [thumb] = card.images.thumbs  # the tool card shows a result's images like a message's attachments
     assert thumb.objectName() == "attachmentThumb" and not thumb.icon().isNull()
     assert card.mcp_extras is None  # nothing else to add: the result was not cut
@@ -111,7 +111,7 @@ def test_image_and_long_result_in_the_card(
     tool_msgs = [m for m in (posts(fake)[-1].json or {})["messages"] if m.get("role") == "tool"]
     assert len(tool_msgs[-1]["content"]) < 101_000
     card = node.transcript.card_for(call.id)
-    qtbot.waitUntil(lambda: card.mcp_extras is not None, timeout=5_000)
+    qtbot.waitUntil(lambda: card.mcp_extras is not None, timeout=10_000)
     button = card.mcp_extras.findChild(QPushButton, "mcpFullResultButton")
     button.click()
     assert card.result_view.toPlainText().count("x") == 150_000

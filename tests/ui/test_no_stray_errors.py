@@ -92,7 +92,7 @@ def test_dialogs_nodes_project_switch_and_quit_report_no_error(
     editor.findChild(QPlainTextEdit, "mcpJsonEdit").setPlainText(json.dumps({"second": stdio_entry()}))
     _ok(qtbot, editor)
     _ok(qtbot, dialog)
-    qtbot.waitUntil(lambda: window.settings_dialog is None, timeout=5000)  # closed and deleted
+    qtbot.waitUntil(lambda: window.settings_dialog is None, timeout=10_000)  # closed and deleted
     wait_ready(qtbot, window, "second")  # its status changes reach no dead page
     _restart_and_wait(qtbot, window, "local")
 
@@ -103,7 +103,7 @@ def test_dialogs_nodes_project_switch_and_quit_report_no_error(
     qtbot.waitUntil(lambda: usage.isVisible())
     box = usage.findChild(QDialogButtonBox)
     qtbot.mouseClick(box.button(QDialogButtonBox.StandardButton.Close), _LEFT)
-    qtbot.waitUntil(lambda: window.money.usage_dialog is None, timeout=5000)
+    qtbot.waitUntil(lambda: window.money.usage_dialog is None, timeout=10_000)
     _trigger(window, "projectBudgetAction")
     budget = window.findChild(QDialog, "projectBudgetDialog")
     assert budget is not None
@@ -151,13 +151,13 @@ def test_a_model_listing_nobody_waits_for_leaves_no_unretrieved_error(
     qloop.set_exception_handler(lambda _loop, context: reported.append(context))
     try:
         caller = qloop.create_task(ctx.list_models("down"))
-        qtbot.waitUntil(lambda: bool(ctx._inflight), timeout=5000)  # noqa: SLF001 - the request runs
+        qtbot.waitUntil(lambda: bool(ctx._inflight), timeout=10_000)  # noqa: SLF001 - the request runs
         inner = next(iter(ctx._inflight))  # noqa: SLF001
         caller.cancel()  # the node asked again: this caller stops waiting
         qtbot.waitUntil(inner.done, timeout=10_000)  # the refused connection fails the request
         del caller, inner
         gc.collect()
-        qtbot.waitUntil(lambda: not ctx._inflight, timeout=5000)  # noqa: SLF001
+        qtbot.waitUntil(lambda: not ctx._inflight, timeout=10_000)  # noqa: SLF001
     finally:
         qloop.set_exception_handler(previous)
     assert [c.get("message") for c in reported] == []
@@ -178,11 +178,11 @@ def test_closing_a_node_while_its_send_waits_for_a_server_reports_no_error(
     reporter = window.error_reporter
     node = window.nodes()[0]
     node.submit("right away")
-    qtbot.waitUntil(node.header.tools_status.isVisible, timeout=5_000)  # waiting for "silent"
+    qtbot.waitUntil(node.header.tools_status.isVisible, timeout=10_000)  # waiting for "silent"
     _trigger(window, "closeNodeAction")
-    qtbot.waitUntil(lambda: not window.nodes(), timeout=5_000)
+    qtbot.waitUntil(lambda: not window.nodes(), timeout=10_000)
     gone = node.header.tools_status  # the closed node's widgets are deleted (deleteLater)
-    qtbot.waitUntil(lambda: not _alive(gone), timeout=5_000)
+    qtbot.waitUntil(lambda: not _alive(gone), timeout=10_000)
     _trigger(window, "newNodeAction")  # the window goes on; the cancelled wait ended quietly
     with qtbot.waitSignal(window.closed, timeout=20_000):
         _trigger(window, "quitAction")

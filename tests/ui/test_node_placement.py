@@ -45,7 +45,7 @@ def test_a_fork_of_a_node_filling_the_area_opens_inside_it(
     with qtbot.waitSignal(node.run_finished, timeout=10_000):
         node.submit("q1")
     button = _fork_button(node, 1)
-    qtbot.waitUntil(button.isVisible, timeout=3000)
+    qtbot.waitUntil(button.isVisible, timeout=10_000)
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
     assert len(window.nodes()) == 2
     fork = window.active_node()
@@ -72,7 +72,7 @@ def test_a_fork_opens_beside_its_source_when_there_is_room(
                        ("left", QRect(half + 20, 10, area.width() - half - 20, area.height() - 40))):
         window.subwindow_of(node).setGeometry(rect)
         button = _fork_button(node, 1)
-        qtbot.waitUntil(button.isVisible, timeout=3000)
+        qtbot.waitUntil(button.isVisible, timeout=10_000)
         qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
         fork = window.active_node()
         assert fork is not node
@@ -124,21 +124,21 @@ def test_tiles_refit_when_a_banner_comes_and_goes_and_the_window_resizes(
     assert _fills(window)
     height = viewport(window).height()
     banner = window.show_banner("A banner pushes the nodes down", object_name="testBanner")
-    qtbot.waitUntil(lambda: viewport(window).height() < height, timeout=3000)
-    qtbot.waitUntil(lambda: _fills(window), timeout=3000)
+    qtbot.waitUntil(lambda: viewport(window).height() < height, timeout=10_000)
+    qtbot.waitUntil(lambda: _fills(window), timeout=10_000)
     banner.dismiss()
-    qtbot.waitUntil(lambda: viewport(window).height() == height and _fills(window), timeout=3000)
+    qtbot.waitUntil(lambda: viewport(window).height() == height and _fills(window), timeout=10_000)
     window.resize(window.width() - 120, window.height() - 80)
-    qtbot.waitUntil(lambda: _fills(window), timeout=3000)
+    qtbot.waitUntil(lambda: _fills(window), timeout=10_000)
     press(qtbot, "Ctrl+B", window.active_node().chat_input)  # the sidebar takes room on the left
-    qtbot.waitUntil(lambda: window.nav.sidebar.isVisible(), timeout=3000)
-    qtbot.waitUntil(lambda: _fills(window), timeout=3000)
+    qtbot.waitUntil(lambda: window.nav.sidebar.isVisible(), timeout=10_000)
+    qtbot.waitUntil(lambda: _fills(window), timeout=10_000)
     trigger(window, "cascadeAction")
     press(qtbot, "Ctrl+B", window.active_node().chat_input)
-    qtbot.waitUntil(lambda: not window.nav.sidebar.isVisible(), timeout=3000)
+    qtbot.waitUntil(lambda: not window.nav.sidebar.isVisible(), timeout=10_000)
     qtbot.waitUntil(lambda: outside(window) == [] and max(
         window.subwindow_of(n).geometry().right() for n in window.nodes()) > viewport(window).width() * 0.6,
-        timeout=3000)
+        timeout=10_000)
 
 
 def test_a_reopened_node_comes_back_inside_a_smaller_window(
@@ -149,7 +149,7 @@ def test_a_reopened_node_comes_back_inside_a_smaller_window(
     node = seed(window, "Wide", "q", "a", rect=QRect(area.width() - 400, 0, 400, area.height()))
     window.close_node(node)
     window.resize(window.width() - 200, window.height() - 100)
-    qtbot.waitUntil(lambda: viewport(window).width() < area.width(), timeout=3000)
+    qtbot.waitUntil(lambda: viewport(window).width() < area.width(), timeout=10_000)
     press(qtbot, "Ctrl+Shift+T", window.active_node().chat_input)
     assert outside(window) == []
 
@@ -167,4 +167,4 @@ def test_a_layout_arranged_by_hand_is_left_alone_unless_a_header_leaves_the_area
     assert window.subwindow_of(node).geometry() == mine
     window.resize(area.width() - 400, window.height())  # now its header would be out of reach
     qtbot.waitUntil(lambda: viewport(window).contains(window.subwindow_of(node).geometry().topLeft()),
-                    timeout=3000)
+                    timeout=10_000)

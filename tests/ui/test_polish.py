@@ -123,9 +123,9 @@ def test_the_slash_popup_shows_what_each_command_does(qtbot: Any, open_window: A
     window = open_window(tmp_path / "project", tmp_path / "config")
     box = window.nodes()[0].findChild(QPlainTextEdit, "chatInput")
     box.setFocus()
-    qtbot.waitUntil(box.hasFocus, timeout=2000)
+    qtbot.waitUntil(box.hasFocus, timeout=10_000)
     qtbot.keyClicks(box, "/")
-    qtbot.waitUntil(box.completion_visible, timeout=2000)
+    qtbot.waitUntil(box.completion_visible, timeout=10_000)
     popup = box.completer().popup()
     model = popup.model()
     rows = [(model.index(r, 0).data(), model.index(r, 1).data()) for r in range(model.rowCount())]

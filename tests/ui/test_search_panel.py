@@ -58,7 +58,7 @@ def test_a_hit_in_another_node_of_another_project_opens_there(
     target_id, message_id = target.node_id, target.conversation.messages[1].id
     _indexed(qtbot, window)
     window.open_project(tmp_path / "second")  # another project: the hit must bring the first back
-    qtbot.waitUntil(lambda: bool(window.nodes()), timeout=5000)
+    qtbot.waitUntil(lambda: bool(window.nodes()), timeout=10_000)
     focus(window, window.nodes()[0])
     assert menu_action(window, "findAllAction").text().startswith("Find in all chats")
 
@@ -68,10 +68,10 @@ def test_a_hit_in_another_node_of_another_project_opens_there(
     assert "Rottnest" in hit.snippet.text and hit.snippet.spans
     qtbot.keyClick(window.findChild(QLineEdit, "searchInput"), Qt.Key.Key_Return)
 
-    qtbot.waitUntil(lambda: window.project_dir == (tmp_path / "first").resolve(), timeout=5000)
+    qtbot.waitUntil(lambda: window.project_dir == (tmp_path / "first").resolve(), timeout=10_000)
     node = window.node_area.node(target_id)
     assert node is not None and window.active_node() is node
-    qtbot.waitUntil(lambda: _in_viewport(node, message_id), timeout=5000)
+    qtbot.waitUntil(lambda: _in_viewport(node, message_id), timeout=10_000)
 
 
 def test_a_closed_node_is_reopened_by_a_double_click(
@@ -88,8 +88,8 @@ def test_a_closed_node_is_reopened_by_a_double_click(
     rect = view.visualRect(view.model().index(0, 0))
     qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())  # a double-click:
     qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())  # press, release, press
-    qtbot.waitUntil(lambda: window.node_area.node(node_id) is not None, timeout=5000)
-    qtbot.waitUntil(lambda: _in_viewport(window.node_area.node(node_id), message_id), timeout=5000)
+    qtbot.waitUntil(lambda: window.node_area.node(node_id) is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: _in_viewport(window.node_area.node(node_id), message_id), timeout=10_000)
 
 
 def test_a_hit_in_a_version_not_shown_switches_to_it(
@@ -111,8 +111,8 @@ def test_a_hit_in_a_version_not_shown_switches_to_it(
     assert hit.message_id == first_id and not hit.on_active_path
     view.setFocus()
     qtbot.keyClick(view, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: "platypus" in node.conversation.messages[1].content, timeout=5000)
-    qtbot.waitUntil(lambda: _in_viewport(node, first_id), timeout=5000)
+    qtbot.waitUntil(lambda: "platypus" in node.conversation.messages[1].content, timeout=10_000)
+    qtbot.waitUntil(lambda: _in_viewport(node, first_id), timeout=10_000)
 
 
 def test_fts_syntax_never_shows_an_error(

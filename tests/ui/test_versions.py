@@ -161,7 +161,7 @@ def test_busy_disables_edit_regenerate_and_switch_with_a_reason(qtbot: Any, make
         click(qtbot, child(view_of(node, 1), QToolButton, "regenerateButton"))
     child(view_of(node, 0), QToolButton, "editButton").click()  # an editor left open...
     node.submit("long one")
-    qtbot.waitUntil(lambda: len(node.conversation.messages) == 4, timeout=5000)
+    qtbot.waitUntil(lambda: len(node.conversation.messages) == 4, timeout=10_000)
     send_edit = child(view_of(node, 0), QPushButton, "editSendButton")  # ...cannot send meanwhile
     assert not send_edit.isEnabled() and send_edit.toolTip() == BUSY_TOOLTIP
     for index, name in ((0, "editButton"), (1, "regenerateButton"), (1, "prevVersionButton")):
@@ -171,7 +171,7 @@ def test_busy_disables_edit_regenerate_and_switch_with_a_reason(qtbot: Any, make
     node.versions.apply("regenerate", node.conversation.messages[1].id, "")  # refused while busy
     assert node.conversation.messages[1].content == "A2"
     node.stop()
-    qtbot.waitUntil(lambda: not node.is_busy(), timeout=5000)
+    qtbot.waitUntil(lambda: not node.is_busy(), timeout=10_000)
     button = child(view_of(node, 0), QToolButton, "editButton")
     assert button.isEnabled() and button.toolTip() != BUSY_TOOLTIP
 

@@ -43,7 +43,7 @@ def ask_to_write(qtbot: Any, window: Any, fake: FakeProvider, path: str, content
 
 
 def click(qtbot: Any, widget: QWidget) -> None:
-    qtbot.waitUntil(widget.isVisible, timeout=2000)  # a card built by a flush is shown by its layout
+    qtbot.waitUntil(widget.isVisible, timeout=10_000)  # a card built by a flush is shown by its layout
     qtbot.mouseClick(widget, Qt.MouseButton.LeftButton)
 
 
