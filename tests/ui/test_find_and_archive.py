@@ -115,7 +115,12 @@ def test_a_long_archive_stays_at_the_top_once_scrolled_there_and_is_read_only(
                     timeout=10_000)
     bar = node.transcript.verticalScrollBar()
     bar.setValue(0)  # the user scrolls to the very top
-    qtbot.wait(600)  # layouts, pages and frame ticks run; the view must stay where the user put it
+    qtbot.waitUntil(lambda: _in_viewport(node, first_id), timeout=10_000)
+    # The next change of the scroll range (here: the window grows) must leave the view where the user put it.
+    old_max = bar.maximum()
+    sub = window.subwindow_of(node)
+    sub.resize(sub.width() - 120, sub.height())  # narrower: the messages wrap to more lines
+    qtbot.waitUntil(lambda: bar.maximum() != old_max, timeout=10_000)
     assert bar.value() < 50 and _in_viewport(node, first_id)
     for msg in archived:
         view = node.transcript.view_for(msg.id)
