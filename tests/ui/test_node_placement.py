@@ -162,8 +162,9 @@ def test_a_layout_arranged_by_hand_is_left_alone_unless_a_header_leaves_the_area
     area = viewport(window)
     mine = QRect(area.width() - 300, 20, 500, 300)  # hangs over the right edge on purpose
     window.subwindow_of(node).setGeometry(mine)
+    height = window.mdi.height()
     window.show_banner("A banner", object_name="testBanner")
-    qtbot.wait(50)
+    qtbot.waitUntil(lambda: window.mdi.height() != height, timeout=10_000)  # the area shrank: layout ran
     assert window.subwindow_of(node).geometry() == mine
     window.resize(area.width() - 400, window.height())  # now its header would be out of reach
     qtbot.waitUntil(lambda: viewport(window).contains(window.subwindow_of(node).geometry().topLeft()),
