@@ -79,17 +79,24 @@ def _close(window: Any) -> None:
 
 
 def _steps(step: Callable[[int], None], repaint: Callable[[], None], count: int) -> list[float]:
-    """Time ``count`` steps of ``step(i)`` + ``repaint()`` (ms each)."""
-    from PySide6.QtWidgets import QApplication
+    """Time ``count`` steps of ``step(i)`` + ``repaint()`` (ms each).
 
-    out = []
-    for i in range(count):
-        start = time.perf_counter()
-        step(i)
-        repaint()
-        out.append((time.perf_counter() - start) * 1000.0)
-        QApplication.processEvents()
-    return out
+    The steps run inside the qasync loop, which handles the Qt events between them (as the app's loop
+    does): pumping Qt events outside a running loop would run the window's asyncio callbacks (its
+    model listing's connects) with no running loop.
+    """
+
+    async def go() -> list[float]:
+        out = []
+        for i in range(count):
+            start = time.perf_counter()
+            step(i)
+            repaint()
+            out.append((time.perf_counter() - start) * 1000.0)
+            await asyncio.sleep(0)
+        return out
+
+    return run_on_loop(go())
 
 
 def _pan_zoom(window: Any, steps: int) -> dict[str, list[float]]:
