@@ -34,7 +34,7 @@ from desktop.core.importers import (
     import_into_project,
     preview_export,
 )
-from desktop.core.store import ProjectError, ProjectStore
+from desktop.core.store import ProjectError, ProjectStore, is_parked
 
 __all__ = ["SUBCOMMANDS", "default_project_dir", "main"]
 
@@ -142,6 +142,10 @@ def _print_outcome(outcome: ImportOutcome, folder: Path, out: TextIO) -> None:
         extra = f", {item.branches} branches" if item.branches > 1 else ""
         nodes = f", {len(item.node_ids)} nodes" if len(item.node_ids) > 1 else ""
         print(f"  + {item.title}  ({_plural(item.messages, 'message')}{extra}{nodes})", file=out)
+    parked = sum(1 for n in outcome.nodes if is_parked(n))
+    if parked:
+        print(f"{_plural(len(outcome.nodes) - parked, 'node')} open (the most recent); the other {parked:,} "
+              "are listed in the sidebar under Imported", file=out)
     if report.replaced_node_ids:
         print(f"Replaced {_plural(len(report.replaced_node_ids), 'node')} imported before", file=out)
     if report.skipped:

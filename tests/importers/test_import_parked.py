@@ -58,3 +58,35 @@ def test_the_index_reads_closed_and_parked_nodes(tmp_path: Path) -> None:
         store.save(project)
     assert [n.title for n in read_project(tmp_path).nodes] == ["Talk 0", "Talk 1", "Talk 2"]
     assert [n.title for n in snapshot_project(tmp_path, project).nodes] == ["Talk 0", "Talk 1", "Talk 2"]
+
+
+def test_the_command_line_import_opens_the_most_recent_and_parks_the_rest(tmp_path: Path) -> None:
+    from io import StringIO
+
+    from import_builders import linear_chatgpt, write_json
+
+    from desktop.cli import main
+
+    conversations = []
+    for i in range(8):
+        conv = linear_chatgpt(4, conv_id=f"c{i}", title=f"Chat {i}")
+        conv["update_time"] = conv["create_time"] = 1_700_000_000 + i * 1000
+        for node in conv["mapping"].values():
+            if node.get("message"):
+                node["message"]["create_time"] = 1_700_000_000 + i * 1000
+        conversations.append(conv)
+    export = write_json(tmp_path / "conversations.json", conversations)
+    project = tmp_path / "project"
+    out, err = StringIO(), StringIO()
+    args = ["import", str(export), "--project", str(project), "--config-dir", str(tmp_path / "config")]
+    assert main(args, out=out, err=err) == 0, err.getvalue()
+    said = out.getvalue()
+    assert "5 nodes open (the most recent); the other 3 are listed in the sidebar under Imported" in said
+    with ProjectStore(project) as store:
+        loaded = store.load()
+    assert sorted(n.title for n in loaded.nodes) == ["Chat 3", "Chat 4", "Chat 5", "Chat 6", "Chat 7"]
+    assert sorted(n.title for n in loaded.closed) == ["Chat 0", "Chat 1", "Chat 2"]
+    assert all(is_parked(n) for n in loaded.closed)
+    out = StringIO()
+    assert main(args, out=out, err=StringIO()) == 0  # again: every one of the 8 is known, parked or not
+    assert "Imported 0 conversations" in out.getvalue() and "Skipped 8 conversations" in out.getvalue()

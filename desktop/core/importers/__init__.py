@@ -24,6 +24,7 @@ attachments import to pick up).
 
 from ._common import IMPORTED_KEY, UNTITLED, image_placeholder
 from ._job import (
+    OPEN_AT_MOST,
     ExportPreview,
     ImportJob,
     ImportOptions,
@@ -88,6 +89,7 @@ __all__ = [
     "import_into_project",
     "place_nodes",
     "split_recent",
+    "OPEN_AT_MOST",
     "preview_export",
     "read_export",
 ]

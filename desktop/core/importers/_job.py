@@ -58,6 +58,7 @@ __all__ = [
     "place_nodes",
     "preview_export",
     "split_recent",
+    "OPEN_AT_MOST",
 ]
 
 log = logging.getLogger(__name__)
@@ -316,6 +317,10 @@ def _convert(path: Path, existing: dict[str, list[str]] | None, options: ImportO
     return outcome
 
 
+OPEN_AT_MOST = 5
+"""How many imported conversations (the most recent) open as nodes; the rest are parked (``split_recent``)."""
+
+
 def split_recent(nodes: Sequence[NodeState], keep: int) -> tuple[list[NodeState], list[NodeState]]:
     """Split imported nodes into the ``keep`` most recent (by their last message; opened as nodes)
     and the others, marked ``PARKED_KEY`` (they go to ``Project.closed``, listed under "Imported").
@@ -364,7 +369,9 @@ def import_into_project(
 
     The store takes the project's lock; a window (or another process) holding it makes this raise
     ``ProjectLockedError`` before anything is read. A project that does not exist yet is created
-    (without the empty node a new project starts with). Nothing is saved when no node was added or
+    (without the empty node a new project starts with). The ``OPEN_AT_MOST`` most recent conversations
+    become nodes; the others are parked in ``Project.closed`` (``split_recent``), as File → Import… does,
+    so a large export does not open as a thousand nodes. Nothing is saved when no node was added or
     replaced. The store keeps the lock; release it when done.
 
     Returns:
@@ -391,8 +398,10 @@ def import_into_project(
     project.nodes = [n for n in project.nodes if n.id not in replaced]
     if loaded.missing and _is_blank(project):
         project.nodes = []
-    place_nodes(project, outcome.nodes)
-    project.nodes.extend(outcome.nodes)
+    opened, parked = split_recent(outcome.nodes, OPEN_AT_MOST)  # as File → Import… does
+    place_nodes(project, opened)
+    project.nodes.extend(opened)
+    project.closed = [n for n in project.closed if n.id not in replaced] + parked
     return outcome, store.save(project)
 
 

@@ -46,9 +46,6 @@ __all__ = ["ImportFlow", "ImportHost"]
 _PROGRESS_EVERY_S = 0.05
 """A worker reports progress at most this often (a 10,000-conversation export would otherwise queue
 10,000 signals)."""
-OPEN_AT_MOST = 5
-"""How many imported conversations (the most recent) become open nodes; the others are stored in the
-project without a widget, listed in the sidebar under Imported (building 1,000 nodes took ~100 s)."""
 _ADD_BUDGET_S = 0.03
 """Time spent adding nodes per event-loop turn (the window keeps painting and answering)."""
 
@@ -301,7 +298,7 @@ class ImportFlow(QObject):
                 dialog.show_failure("Nothing was added: another project was opened while importing.")
             self.finished.emit()
             return
-        from desktop.core.importers import split_recent
+        from desktop.core.importers import OPEN_AT_MOST, split_recent
 
         area = self._host.node_area
         replaced = outcome.report.replaced_node_ids
