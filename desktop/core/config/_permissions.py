@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,6 +124,7 @@ class GrantStore:
             fallback="no tool is always allowed until you allow it again",
         )
         self._data: Grants | None = None
+        self._mutex = threading.RLock()  # the project's background save syncs grants on its worker
 
     @staticmethod
     def project_key(folder: Path) -> str:
@@ -132,11 +134,12 @@ class GrantStore:
     # -- reading -------------------------------------------------------------------------------
 
     def _current(self) -> Grants:
-        if self._data is None or self._doc.changed_since_seen():
-            result = self._doc.load(recover=False)
-            self.last_load = result
-            self._data = result.value
-        return self._data
+        with self._mutex:
+            if self._data is None or self._doc.changed_since_seen():
+                result = self._doc.load(recover=False)
+                self.last_load = result
+                self._data = result.value
+            return self._data
 
     def for_project(self, folder: Path) -> dict[str, NodeGrants]:
         """Every node's grants in the project at ``folder`` (a copy)."""
@@ -163,17 +166,18 @@ class GrantStore:
             OSError: The file could not be written (the grant is not kept).
         """
         self.config_dir.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(self.config_dir, directory=True)
-        lock.acquire(timeout=2.0)
-        try:
-            self._data = None  # always start from what is on disk now
-            data = self._current()
-            if not change(data):
-                return False
-            self._doc.write(data)
-            return True
-        finally:
-            lock.release()
+        with self._mutex:
+            lock = FileLock(self.config_dir, directory=True)
+            lock.acquire(timeout=2.0)
+            try:
+                self._data = None  # always start from what is on disk now
+                data = self._current()
+                if not change(data):
+                    return False
+                self._doc.write(data)
+                return True
+            finally:
+                lock.release()
 
     def _edit_node(self, folder: Path, node_id: str, edit: Callable[[NodeGrants], NodeGrants]) -> bool:
         key = self.project_key(folder)

@@ -49,6 +49,7 @@ from ._project import (
     SaveResult,
 )
 from ._recent import MAX_ENTRIES, RECENT_FILE, RecentCorruptError, RecentProject, RecentProjects
+from ._snapshot import detached_project
 
 __all__ = [
     "ARCHIVE_DIR",
@@ -83,6 +84,7 @@ __all__ = [
     "archive_note_count",
     "closed_node_export",
     "decode_project",
+    "detached_project",
     "is_parked",
     "drop_archived",
     "new_node_state",

@@ -19,6 +19,8 @@ puts them together:
 * **Crash debris:** temp files of interrupted saves are removed when the project is opened, and a
   crash between an archive append and the ``project.json`` replace never duplicates or loses a
   message (see ``archive``).
+* **A save may run on a worker thread** (the window's autosave of a long project): saves, archive
+  appends, reads and removals take one lock, so they never interleave.
 * **Closed nodes are kept:** ``Project.closed`` is saved like the open nodes (capped, archived,
   grants kept); beyond ``MAX_CLOSED`` the oldest are written to ``.chatnodes/archive/closed/``
   (``closed.write_closed_node``) before ``project.json`` drops them (``SaveResult.evicted``).
@@ -35,6 +37,7 @@ import contextlib
 import dataclasses
 import logging
 import os
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -216,6 +219,7 @@ class ProjectStore:
         self.archive_dir = self._archive.dir
         self._lock = FileLock(self.lock_path)
         self._lock_state: LockState | None = None
+        self._mutex = threading.RLock()  # a save may run on a worker while the GUI reads the archive
 
     # ------------------------------------------------------------------------------------------
     # One writer
@@ -417,6 +421,10 @@ class ProjectStore:
                 is not overwritten.
             OSError: Writing failed; the previous file is unchanged.
         """
+        with self._mutex:  # one save at a time, never beside an archive read or append
+            return self._save(project, force)
+
+    def _save(self, project: Project, force: bool) -> SaveResult:
         self._require_writer()
         self._doc.check_writable()
         if not force and self._doc.changed_since_seen():
@@ -534,8 +542,9 @@ class ProjectStore:
             ProjectReadOnlyError: Another window or instance holds the project.
             OSError: The archive could not be written.
         """
-        self._require_writer()
-        return self._archive.append(node_id, messages)
+        with self._mutex:
+            self._require_writer()
+            return self._archive.append(node_id, messages)
 
     def delete_node_history(self, node_id: str) -> bool:
         """Remove a node's history archive (the node was deleted for good and saved without it).
@@ -547,16 +556,18 @@ class ProjectStore:
             ProjectReadOnlyError: Another window or instance holds the project.
             OSError: It could not be removed.
         """
-        self._require_writer()
-        return self._archive.remove(node_id)
+        with self._mutex:
+            self._require_writer()
+            return self._archive.remove(node_id)
 
     def read_archive_contents(self, node_id: str) -> ArchiveContents:
         """Read a node's archive back; unreadable lines are skipped and counted, never raised."""
-        return self._archive.read(node_id)
+        with self._mutex:
+            return self._archive.read(node_id)
 
     def read_archive(self, node_id: str) -> list[ChatMessage]:
         """Return a node's archived messages, oldest first (bad lines and repeated ids skipped)."""
-        return self._archive.read(node_id).messages
+        return self.read_archive_contents(node_id).messages
 
     def full_history(self, node_id: str, messages: Sequence[ChatMessage]) -> list[ChatMessage]:
         """The archive followed by ``messages``, each message id once (for an export)."""
