@@ -22,7 +22,9 @@ from desktop.ui.banner import Banner, BannerArea, BannerKind
 from desktop.ui.mcp.servers import project_opened as mcp_project_opened
 from desktop.ui.services import AppServices
 from desktop.ui.window.closed_nodes import ClosedNodes
+from desktop.ui.window.export_flow import ask_export_path, export_markdown
 from desktop.ui.window.node_area import NodeArea, new_node_state
+from desktop.ui.window.save_worker import SaveJob, SaveWorker
 
 if TYPE_CHECKING:
     from desktop.core.chat.types import ChatMessage
@@ -86,9 +88,11 @@ class ProjectController(QObject):
         self.autosave = QTimer(self)
         self.autosave.setSingleShot(True)
         self.autosave.setInterval(AUTOSAVE_DELAY_MS)
-        self.autosave.timeout.connect(self.save)
+        self.writer = SaveWorker(self, self._written)
+        """Writes the autosave of a long project on a worker thread (``save_worker``)."""
+        self.autosave.timeout.connect(self.autosave_now)
         area.changed.connect(self.schedule_save)
-        area.run_finished.connect(self.save)
+        area.run_finished.connect(self.autosave_now)
 
     @property
     def folder(self) -> Path | None:
@@ -325,25 +329,48 @@ class ProjectController(QObject):
 
     # -- saving ---------------------------------------------------------------------------------
     def save(self) -> bool:
-        """Write the project now (atomically); returns False and shows a banner when it fails."""
+        """Write the project now (atomically, after a background write still running); returns False
+        and shows a banner when it fails."""
         self.autosave.stop()
-        if self.store is None:
-            return False
-        if self.store.read_only:
-            return False  # the banner says so; the other window or instance is the writer
+        self.writer.wait()
+        return self._write()
+
+    def autosave_now(self) -> None:
+        """The autosave (the debounce ended, a run finished): a long project is written by the save
+        worker (the GUI thread only copies it), a short one at once."""
+        self.autosave.stop()
+        try:
+            self.writer.request(self._to_save, self._write)
+        except Exception:  # noqa: BLE001 - a slot: never into the Qt loop; the next save tries again
+            log.exception("the autosave could not start")
+
+    def _to_save(self) -> tuple[ProjectStore, Project] | None:
+        store = self.store
+        return None if store is None or store.read_only else (store, self.current_project())
+
+    def _write(self, *, force: bool = False) -> bool:
+        store = self.store
+        if store is None or store.read_only:
+            return False  # read-only: the banner says so; the other window or instance is the writer
+        job = SaveJob(store, self.current_project(), force=force)
+        job.run()
+        return self._written(job)
+
+    def _written(self, job: SaveJob) -> bool:
+        """Show what a save did (its trims applied) or why it failed (a banner); on the GUI thread."""
         from desktop.core.store import ProjectChangedError
 
-        try:
-            result = self.store.save(self.current_project())
-        except ProjectChangedError:
+        if job.store is not self.store:
+            return False  # another project was opened meanwhile: this outcome is not the window's
+        if isinstance(job.error, ProjectChangedError):
             self._changed_banner()
             return False
-        except Exception as exc:  # disk full, permissions...: tell the user, keep running
-            log.exception("saving the project failed")
-            self._banner(f"The project could not be saved: {self._context().scrub(str(exc))}", "error",
-                         "saveErrorBanner")
+        if job.error is not None or job.result is None:  # disk full, permissions...: tell the user
+            log.error("saving the project failed", exc_info=job.error)
+            self._banner(f"The project could not be saved: {self._context().scrub(str(job.error))}",
+                         "error", "saveErrorBanner")
             return False
-        self._apply_result(result)
+        self._apply_result(job.result)
         stale = self._banners.find("saveErrorBanner")
         if stale is not None:
             stale.dismiss()
@@ -359,18 +386,8 @@ class ProjectController(QObject):
         banner.add_action("Load theirs", self._reload, object_name="reloadButton")
 
     def _overwrite(self) -> None:
-        store = self.store
-        if store is None:
-            return
-        try:
-            result = store.save(self.current_project(), force=True)
-        except Exception as exc:  # noqa: BLE001 - reported, never raised into Qt
-            log.exception("overwriting the project failed")
-            self._banner(f"The project could not be saved: {self._context().scrub(str(exc))}", "error",
-                         "saveErrorBanner")
-            return
-        self._apply_result(result)
-        self.saved.emit()
+        self.writer.wait()
+        self._write(force=True)
 
     def _apply_result(self, result: SaveResult) -> None:
         """Show what a save did: trimmed histories (open and closed nodes), closed nodes archived."""
@@ -385,6 +402,7 @@ class ProjectController(QObject):
         store = self.store
         if store is None:
             return
+        self.writer.wait()
         folder = store.folder
         store.release()
         self.store = None  # the other program's file wins: nothing of this window's state is written
@@ -396,7 +414,7 @@ class ProjectController(QObject):
         if not self._area.closing and self.store is not None:
             self.autosave.start()
 
-    # -- dialogs and export ---------------------------------------------------------------------
+    # -- dialogs and export (``export_flow``) -------------------------------------------------------
     def new_project_dialog(self) -> None:
         """Ask for an empty folder and open it as a new project."""
         folder = QFileDialog.getExistingDirectory(self._window, "New project: choose an empty folder")
@@ -413,34 +431,13 @@ class ProjectController(QObject):
     def export_dialog(self) -> None:
         """Ask where to save the active conversation as Markdown, then export it."""
         node = self._area.active_node()
-        if node is None:
-            self._window.statusBar().showMessage("Select a node to export", 3000)
-            return
-        title = (node.to_state().title or "conversation").strip()
-        safe = "".join(ch if ch.isalnum() or ch in "-_ ." else "_" for ch in title)[:60] or "conversation"
-        start = str((self.folder or Path.home()) / f"{safe}.md")
-        path, _filter = QFileDialog.getSaveFileName(self._window, "Export conversation", start,
-                                                    "Markdown (*.md);;All files (*)")
-        if path:
-            self.export(Path(path), node)
+        path = ask_export_path(self._window, node, self.folder)
+        if path is not None and node is not None:
+            self.export(path, node)
 
     def export(self, path: Path, node: ChatNodeWidget | None = None) -> Path | None:
         """Write the conversation of ``node`` (the active one when None) as Markdown to ``path``."""
         node = node or self._area.active_node()
         if node is None:
             return None
-        try:
-            text = node.export_markdown(export_dir=path.parent)
-            tmp = path.with_name(path.name + ".tmp")
-            # A lone surrogate that slipped past the drivers must not cost the user the export.
-            tmp.write_text(text, encoding="utf-8", errors="replace")
-            tmp.replace(path)
-        except OSError as exc:
-            self._banner(f"Export failed: {exc.strerror or exc}", "error", "exportErrorBanner")
-            return None
-        except Exception as exc:  # noqa: BLE001 - reported in the window, never raised into Qt
-            log.exception("export failed")
-            self._banner(f"Export failed: {self._context().scrub(str(exc))}", "error", "exportErrorBanner")
-            return None
-        self._window.statusBar().showMessage(f"Exported to {path}", 5000)
-        return path
+        return export_markdown(self._window, self._banners, self._context().scrub, path, node)

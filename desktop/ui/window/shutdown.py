@@ -113,7 +113,8 @@ class WindowShutdown:
         """Save the project, release it and shut the nodes down (the runs are stopped)."""
         window = self._window
         window.imports.shutdown()  # an import still running stops; what it made is never added
-        window.save_project()
+        window.save_project()  # after the last background write, which it waits for
+        window.projects.writer.close()  # the save worker's thread ends
         if window.projects.store is not None:
             window.projects.store.release()  # another window or instance may now take the project over
         window.node_area.shutdown()
