@@ -122,3 +122,40 @@ def test_closing_never_builds_a_transcript(qtbot: Any, open_window: Any, fake: F
     archive = project / ".chatnodes" / "archive"
     assert any(archive.glob("*.jsonl"))  # the close's save trimmed the node ...
     assert built == []  # ... without building its transcript
+
+
+def test_a_long_answer_moving_to_the_archive_is_deleted_in_slices(
+        qtbot: Any, open_window: Any, fake: FakeProvider, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import shiboken6
+
+    from desktop.ui.transcript import reaper
+
+    steps: list[int] = []
+    original = reaper.Reaper.step
+
+    def counted(self: reaper.Reaper) -> int:
+        steps.append(original(self))
+        return steps[-1]
+
+    monkeypatch.setattr(reaper.Reaper, "step", counted)
+    project, config = tmp_path / "p", tmp_path / "c"
+    write_settings(config, fake_provider_entry(fake), default="fake")
+    settings = json.loads((config / "settings.json").read_text(encoding="utf-8"))
+    settings["history_cap_kib"] = 1
+    (config / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    window = open_window(project, config)
+    node = window.nodes()[0]
+    code = "\n".join(f"value_{i} = compute(value_{i - 1}, {i})  # step {i}" for i in range(40))
+    long_answer = "\n\n".join(f"## Part {k}\n\n```python\n{code}\n```" for k in range(30))  # 30 segments
+    fake.script(Turn(text=long_answer))
+    send_and_wait(qtbot, node, "question 0")
+    view = node.transcript.view_for(node.conversation.messages[-1].id)
+    assert view is not None
+    qtbot.waitUntil(lambda: len(view.body.segments) > reaper.SLICE_PARTS and not view.body.pending,
+                    timeout=10_000)  # the answer's blocks, each in its own segment once rendered
+    fake.script(Turn(text="a short answer"))
+    send_and_wait(qtbot, node, "question 1")  # the save after the run moves the long answer to the archive
+    qtbot.waitUntil(lambda: not shiboken6.isValid(view), timeout=10_000)
+    assert len([n for n in steps if n]) >= 2  # one turn at a time, the window painting between them
+    assert max(steps) <= reaper.SLICE_PARTS

@@ -240,6 +240,10 @@ class AssistantMessageView(MessageView):
             self._rendered_final = False
             self._released = True
 
+    def take_parts(self) -> list[QWidget]:
+        """The body's segment widgets (most of an answer's widgets), taken out of the body."""
+        return self.body.take_segments()
+
     def restore_body(self) -> None:
         """Show the body released by ``release_body`` again (rendered again only if its theme changed)."""
         if not self._released:

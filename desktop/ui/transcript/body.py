@@ -107,6 +107,15 @@ class _Stack:
         del self.specs[len(specs) :]
         return True
 
+    def take(self) -> list[_SegmentWidget]:
+        """Take every widget out of the stack (hidden, out of the layout) and hand them over."""
+        taken, self.widgets = self.widgets, []
+        for seg in taken:
+            self.layout.removeWidget(seg)
+            seg.hide()
+        self.specs.clear()
+        return taken
+
     def release(self) -> None:
         """Empty every widget's text (and layout), keeping the widgets for ``show`` to fill again."""
         for seg in self.widgets:
@@ -188,6 +197,15 @@ class MessageBody(QWidget):
                     seg.show()
         self.pending = not done
         return done
+
+    def take_segments(self) -> list[QWidget]:
+        """Take every segment widget out of the body (hidden, out of its layout) for the caller to
+        delete: the body is then empty (the message left the transcript; ``reaper.dispose``)."""
+        taken: list[QWidget] = [*self._closed.take(), *self._tail.take()]
+        taken += [seg for seg in self.held if seg not in taken]
+        self.held.clear()
+        self.pending = False
+        return taken
 
     def release(self) -> None:
         """Drop the segments' texts and laid-out documents, keeping their widgets (the view is

@@ -37,6 +37,7 @@ from PySide6.QtWidgets import QScrollArea, QWidget
 from desktop.core.chat.types import ChatMessage
 from desktop.ui.frames import settle
 from desktop.ui.transcript.answer import AssistantMessageView, RenderedBody
+from desktop.ui.transcript.reaper import dispose
 from desktop.ui.transcript.slots import CostModel, Slot, unfilled
 from desktop.ui.transcript.views import MessageView
 
@@ -154,10 +155,8 @@ class MessageWindow:
         gone = [s for s in self.slots if s.message_id in message_ids]
         for slot in gone:
             for widget in (slot.view, slot.holder, slot.spare):
-                if widget is not None:
-                    widget.setObjectName("")
-                    widget.hide()  # out of the layout's sums at once, deleted by the loop
-                    widget.deleteLater()
+                if widget is not None:  # hidden at once (out of the layout's sums), deleted in slices
+                    dispose(widget, widget.take_parts() if isinstance(widget, MessageView) else ())
             self._built.pop(id(slot), None)
             self._ahead.pop(slot.message_id, None)
         dropped = {id(s) for s in gone}

@@ -86,6 +86,11 @@ class MessageView(QFrame):
     def release_body(self) -> None:
         """Drop what costs memory and layout while the view is far outside the viewport (hidden)."""
 
+    def take_parts(self) -> list[QWidget]:
+        """Hand over the widgets that may be deleted before the view itself, each whole (the view
+        left the transcript and is deleted in slices: ``reaper.dispose``); none by default."""
+        return []
+
     def restore_body(self) -> None:
         """Show again what ``release_body`` dropped (before the view is shown again)."""
 
