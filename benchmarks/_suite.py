@@ -44,6 +44,8 @@ BENCHMARKS: dict[str, str] = {
     "search_ui": "benchmarks.search_ui",
     # Issue 28: saves at the cap, closing unshown nodes, 8 paced streams, 1 node in a burst.
     "frames": "benchmarks.frames",
+    # Issue 28: RSS of 20 × 500 Markdown nodes, what closing 19 gives back, growth while 8 nodes stream.
+    "memory": "benchmarks.memory",
     # The canvas (issue 30): pan and zoom on 200 nodes, Desk ↔ Canvas on 30, streaming into 8 cards.
     "canvas": "benchmarks.canvas",
 }
