@@ -155,3 +155,36 @@ def test_a_file_changed_on_disk_stops_a_background_write_with_the_changed_banner
     qtbot.waitUntil(lambda: window.banner_area.find("projectChangedBanner") is not None, timeout=10_000)
     assert json.loads((project / "project.json").read_text(encoding="utf-8"))["nodes"][0]["title"] == \
         "Changed elsewhere"  # not overwritten
+
+
+def test_back_to_back_long_answers_keep_the_history_cap(
+        qtbot: Any, open_window: Any, fake: Any, tmp_path: Path) -> None:
+    from test_app_support import fake_provider_entry, write_settings
+
+    from desktop.testing import Turn
+
+    project, config = tmp_path / "p", tmp_path / "c"
+    write_settings(config, fake_provider_entry(fake), default="fake")
+    settings = json.loads((config / "settings.json").read_text(encoding="utf-8"))
+    settings["history_cap_kib"] = 200
+    (config / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    window = open_window(project, config)
+    node = window.nodes()[0]
+    answer = "A line of a long answer, long enough to need the save worker.\n\n" * 1400  # ~90 KB
+    assert len(answer) > BACKGROUND_SAVE_CHARS
+    counts = []
+    fake.script(*[Turn(text=f"answer {i}\n\n" + answer, chunk_chars=400, tokens_per_second=2000)
+                  for i in range(6)])
+    rounds = [0]
+
+    def next_round(_reason: str) -> None:  # the next question at once: the saves land mid-stream
+        counts.append(len(node.conversation.messages))
+        rounds[0] += 1
+        if rounds[0] < 6:
+            node.submit(f"question {rounds[0]}")
+
+    node.run_finished.connect(next_round)
+    node.submit("question 0")
+    qtbot.waitUntil(lambda: rounds[0] == 6, timeout=60_000)
+    qtbot.waitUntil(lambda: not window.projects.writer.busy, timeout=10_000)
+    assert len(node.conversation.messages) <= 5, counts  # the note and the last exchanges, not all 12
