@@ -332,3 +332,45 @@ def test_a_job_that_fails_is_dropped_and_the_indexer_goes_on(
     service.project_saved(snapshot_project(project, live))
     assert service.wait_idle(WAIT) and service.status == IndexStatus("ready")
     assert ask(service, "shag").hits
+
+
+def test_closing_abandons_a_long_update_and_the_next_start_catches_up(
+    tmp_path: Path, project: Path, service_factory: list[SearchService], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    import desktop.core.search._index as index_module
+
+    service = SearchService(tmp_path / "index", known_projects=lambda: [project])
+    service.start()
+    assert service.wait_idle(WAIT)
+    started = threading.Event()
+    original = index_module.sync_node
+
+    def long_sync(*args: object) -> object:
+        result = original(*args)  # type: ignore[arg-type]
+        tick = args[-1]
+        assert callable(tick)
+        started.set()
+        for _ in range(300):  # three more seconds of work, a pace tick every 10 ms
+            tick()
+            time.sleep(0.01)
+        return result
+
+    monkeypatch.setattr(index_module, "sync_node", long_sync)
+    store = ProjectStore(project)
+    live = store.load()
+    append_message(live.nodes[1].conversation, "assistant", "the cormorant dives for a pilchard")
+    store.save(live)
+    store.release()
+    service.project_saved(snapshot_project(project, live))
+    assert started.wait(WAIT)
+    began = time.perf_counter()
+    service.close()
+    assert time.perf_counter() - began < 1.5  # not the 3 s the update had left
+    monkeypatch.setattr(index_module, "sync_node", original)
+    again = SearchService(tmp_path / "index", known_projects=lambda: [project])
+    service_factory.append(again)
+    again.start()
+    assert again.wait_idle(WAIT)
+    assert [h.node_id for h in ask(again, "pilchard").hits] == ["n2"]  # caught up from the files

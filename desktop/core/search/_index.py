@@ -104,7 +104,8 @@ class SearchIndex:
     """
 
     def __init__(
-        self, folder: Path | None = None, *, secrets: Secrets | None = None, busy_ms: int = 5_000
+        self, folder: Path | None = None, *, secrets: Secrets | None = None, busy_ms: int = 5_000,
+        stopping: Callable[[], bool] | None = None,
     ) -> None:
         self.folder = Path(folder) if folder is not None else default_index_dir()
         self.path = self.folder / INDEX_FILE
@@ -116,7 +117,7 @@ class SearchIndex:
         self._inode: tuple[int, int] | None = None
         self._seen: OrderedDict[tuple[str, str], _NodeMemo] = OrderedDict()
         self._nodes_of: dict[str, frozenset[str]] = {}  # project key -> node ids the index holds
-        self._pace = Pacer()
+        self._pace = Pacer(stopping=stopping)  # raises Stopped in a tick once the service closes
         self._commits = 0  # since the last checkpoint
         self._unmerged = False  # written since the upkeep last found nothing to merge
 

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from ._index import SearchIndex
+from ._pace import Stopped
 from ._read import Facets, QueryInterrupted, file_id, open_reader, read_facets, search_on
 from ._schema import INDEX_FILE, IndexDamaged, SearchUnavailable, default_index_dir
 from ._search import IndexStatus, SearchQuery, SearchResults
@@ -184,8 +185,9 @@ class SearchService:
             return self._cond.wait_for(lambda: not self._busy or self._stopping, timeout)
 
     def close(self, timeout: float = 10.0) -> None:
-        """Stop both threads (the job being done finishes first; waiting jobs are dropped: the next
-        start catches up from the files) and close the connections."""
+        """Stop both threads and close the connections. The job being done is abandoned at its next
+        pace tick (its transaction rolled back) and waiting jobs are dropped: the next start catches
+        up from the files."""
         with self._cond:
             self._stopping = True
             if self._reader is not None and self._running is not None:
@@ -259,7 +261,8 @@ class SearchService:
             return []
 
     def _writer_main(self) -> None:
-        index = SearchIndex(self.folder, secrets=self._secrets, busy_ms=self._busy_ms)
+        index = SearchIndex(self.folder, secrets=self._secrets, busy_ms=self._busy_ms,
+                            stopping=lambda: self._stopping)
         build: Iterator[tuple[int, int]] | None = None
         opened = False
         upkeep = False  # the index was written since its last upkeep
@@ -284,6 +287,8 @@ class SearchService:
                         build = self._step(build)
                     else:
                         build = self._do(index, taken[1], build)
+                except Stopped:
+                    return  # closing: the update was rolled back, the next start catches up from the files
                 except IndexDamaged:
                     if taken is not None:
                         self._requeue(*taken)
