@@ -147,7 +147,8 @@ def test_the_screenshot_tool_renders_every_image(tmp_path: Path) -> None:
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     names = {"main-window.png", "main-window-dark.png", "permission-card.png", "settings.png",
-             "settings-dark.png"}
+             "settings-dark.png", "attachments.png", "canvas.png", "branch-map.png", "search.png",
+             "sidebar-closed.png", "import.png"}
     assert {p.name for p in tmp_path.iterdir()} == names
     for name in names:
         assert (tmp_path / name).read_bytes().startswith(b"\x89PNG")
