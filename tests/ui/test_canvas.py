@@ -219,3 +219,18 @@ def test_a_search_hit_in_canvas_view_pans_and_zooms_to_its_card(
     assert window.show_message(tmp_path / "project", first.node_id, answer.id)
     qtbot.waitUntil(lambda: view.visible_scene_rect().contains(card.rect()), timeout=10_000)
     assert view.zoom() >= 0.7 and card.isSelected() and window.active_node() is first
+
+
+def test_a_card_names_the_model_the_node_uses_and_shows_words_not_markdown(
+    qtbot: Any, open_window: Any, fake: FakeProvider, tmp_path: Path
+) -> None:
+    from desktop.ui.canvas.summary import first_words, summary_of
+
+    window = open_with_fake(open_window, fake, tmp_path)
+    node = window.nodes()[0]
+    fake.script(Turn(text="## Three days in **Lyon**\n\nStart at `Fourvière`."))
+    send_and_wait(qtbot, node, "Plan three days in Lyon")
+    summary = summary_of(node)
+    assert summary.model == "gpt-4o-mini"  # the default model it follows, not "default model"
+    assert summary.last_line.startswith("Three days in Lyon")
+    assert first_words(node.conversation.messages[-1].content) == "Three days in Lyon"

@@ -9,6 +9,8 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from desktop.ui.markdown.tail_text import display_text
+
 if TYPE_CHECKING:
     from desktop.ui.node.chat_node import ChatNodeWidget
 
@@ -23,7 +25,7 @@ class CardSummary:
 
     Attributes:
         title: The node's title.
-        model: The model id (or "default model").
+        model: The model id the node uses (its own, else the default one; "no model" when none).
         last_line: The start of the last message with text ("" for an empty node).
         cost: The node's cost as the cost chip shows it ("" when nothing was spent).
         state: ``idle``, ``busy`` or ``approval`` (a tool call waits for the user).
@@ -38,9 +40,15 @@ class CardSummary:
     messages: int
 
 
+def plain_preview(text: str) -> str:
+    """``text`` with its Markdown syntax hidden (headings, emphasis, code markers), as the streaming
+    tail shows it: a card and an edge label show words, not ``## `` or ``**``."""
+    return display_text(text + "\n")
+
+
 def first_words(text: str, limit: int = 6) -> str:
     """The first ``limit`` words of ``text``'s first non-blank line, with "…" when cut."""
-    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    line = next((ln.strip() for ln in plain_preview(text[:2000]).splitlines() if ln.strip()), "")
     words = line.split()
     return " ".join(words[:limit]) + ("\u2026" if len(words) > limit else "")
 
@@ -54,7 +62,7 @@ def summary_of(node: ChatNodeWidget) -> CardSummary:
     waiting = False
     for message in reversed(messages):
         if not last_line and message.content.strip():
-            last_line = message.content.strip()[:400]
+            last_line = plain_preview(message.content.strip()[:400]).strip()
         if any(call.status == "awaiting_approval" for call in message.tool_calls or ()):
             waiting = True
         if last_line:
@@ -65,5 +73,6 @@ def summary_of(node: ChatNodeWidget) -> CardSummary:
         log.debug("no cost for %s", node.node_id, exc_info=True)
         cost = ""
     state = "approval" if waiting else "busy" if node.is_busy() else "idle"
-    return CardSummary(node.title or "Chat", node.model or "default model", last_line, cost, state,
+    model = node.model or node.model_choice.default_model() or "no model"  # as the sidebar says it
+    return CardSummary(node.title or "Chat", model, last_line, cost, state,
                        len(messages))
