@@ -10,7 +10,7 @@ versions, save), the command line's path.
 
 Before the follow-up every conversation became an open node: the same flow took ≈102 s for 1,000
 (``python -m benchmarks.import_window --all-open`` measures that way once, by raising
-``import_flow.OPEN_AT_MOST``).
+``desktop.core.importers.OPEN_AT_MOST``, which the window's import flow reads).
 """
 
 from __future__ import annotations
@@ -137,9 +137,9 @@ def run(settings: Settings) -> list[Row]:
 
 
 def _all_open(conversations: int) -> None:  # pragma: no cover - manual run
-    from desktop.ui.window import import_flow
+    import desktop.core.importers as importers
 
-    import_flow.OPEN_AT_MOST = 10**9
+    importers.OPEN_AT_MOST = 10**9  # the import flow reads it from the package when an import ends
     with tempfile.TemporaryDirectory(prefix="chatnodes-import-window-") as tmp:
         root = Path(tmp)
         build_export(root / "export.zip", conversations)
