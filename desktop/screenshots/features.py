@@ -23,9 +23,17 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
-from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QDialog, QDockWidget, QLineEdit, QListView, QPushButton, QToolButton
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QApplication,
+    QDialog,
+    QDockWidget,
+    QLineEdit,
+    QListView,
+    QPushButton,
+    QToolButton,
+)
 
 from desktop.screenshots import _scenes as scenes
 from desktop.screenshots._samples import chart_png, chatgpt_export, receipt_png, report_pdf
@@ -157,7 +165,9 @@ async def _search(out: Path, written: list[Path]) -> None:
         box = window.findChild(QLineEdit, "searchInput")
         results = window.findChild(QListView, "searchResults")
         assert box is not None and results is not None
-        QTest.keyClicks(box, scenes.SEARCH_WORD)  # typed: the panel searches as the user types
+        for char in scenes.SEARCH_WORD:  # typed, as the panel searches (QtTest is not in the bundle)
+            for kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):
+                QApplication.sendEvent(box, QKeyEvent(kind, 0, Qt.KeyboardModifier.NoModifier, char))
         await wait_until(lambda: results.model().rowCount() >= 4, what="the search results")
         await settle(12)
         grab(window, out / "search.png", written)
