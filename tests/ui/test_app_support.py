@@ -67,13 +67,18 @@ def send_and_wait(qtbot: Any, node: Any, text: str) -> None:
         node.submit(text)
 
 
+def write_capped_settings(config: Path, fake: FakeProvider, cap_kib: int) -> None:
+    """Settings with the fake provider as the default and a history cap of ``cap_kib`` KiB."""
+    write_settings(config, fake_provider_entry(fake), default="fake")
+    settings = json.loads((config / "settings.json").read_text(encoding="utf-8"))
+    settings["history_cap_kib"] = cap_kib
+    (config / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+
+
 def open_capped_with_three_exchanges(qtbot: Any, open_window: Callable[..., Any], fake: FakeProvider,
                                      project: Path, config: Path) -> tuple[Any, Any]:
     """A window whose node holds 3 exchanges of ~0.7 KB under a 1 KiB history cap; (window, node)."""
-    write_settings(config, fake_provider_entry(fake), default="fake")
-    settings = json.loads((config / "settings.json").read_text(encoding="utf-8"))
-    settings["history_cap_kib"] = 1
-    (config / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    write_capped_settings(config, fake, 1)
     window = open_window(project, config)
     node = window.nodes()[0]
     for i in range(3):

@@ -17,6 +17,7 @@ from test_app_support import (
     fake_provider_entry,
     open_capped_with_three_exchanges,
     send_and_wait,
+    write_capped_settings,
     write_settings,
 )
 
@@ -140,10 +141,7 @@ def test_a_long_answer_moving_to_the_archive_is_deleted_in_slices(
 
     monkeypatch.setattr(reaper.Reaper, "step", counted)
     project, config = tmp_path / "p", tmp_path / "c"
-    write_settings(config, fake_provider_entry(fake), default="fake")
-    settings = json.loads((config / "settings.json").read_text(encoding="utf-8"))
-    settings["history_cap_kib"] = 1
-    (config / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    write_capped_settings(config, fake, 1)
     window = open_window(project, config)
     node = window.nodes()[0]
     code = "\n".join(f"value_{i} = compute(value_{i - 1}, {i})  # step {i}" for i in range(40))

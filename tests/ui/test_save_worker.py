@@ -159,15 +159,12 @@ def test_a_file_changed_on_disk_stops_a_background_write_with_the_changed_banner
 
 def test_back_to_back_long_answers_keep_the_history_cap(
         qtbot: Any, open_window: Any, fake: Any, tmp_path: Path) -> None:
-    from test_app_support import fake_provider_entry, write_settings
+    from test_app_support import write_capped_settings
 
     from desktop.testing import Turn
 
     project, config = tmp_path / "p", tmp_path / "c"
-    write_settings(config, fake_provider_entry(fake), default="fake")
-    settings = json.loads((config / "settings.json").read_text(encoding="utf-8"))
-    settings["history_cap_kib"] = 200
-    (config / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    write_capped_settings(config, fake, 200)
     window = open_window(project, config)
     node = window.nodes()[0]
     answer = "A line of a long answer, long enough to need the save worker.\n\n" * 1400  # ~90 KB
