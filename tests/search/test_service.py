@@ -346,15 +346,19 @@ def test_closing_abandons_a_long_update_and_the_next_start_catches_up(
     assert service.wait_idle(WAIT)
     started = threading.Event()
     original = index_module.sync_node
+    ticks: list[int] = []
 
     def long_sync(*args: object) -> object:
         result = original(*args)  # type: ignore[arg-type]
         tick = args[-1]
         assert callable(tick)
         started.set()
-        for _ in range(300):  # three more seconds of work, a pace tick every 10 ms
+        deadline = time.monotonic() + WAIT
+        while not service._stopping and time.monotonic() < deadline:  # close() has begun
+            time.sleep(0.001)
+        for _ in range(300):  # much more work to do, a pace tick between pieces
+            ticks.append(1)
             tick()
-            time.sleep(0.01)
         return result
 
     monkeypatch.setattr(index_module, "sync_node", long_sync)
@@ -365,9 +369,8 @@ def test_closing_abandons_a_long_update_and_the_next_start_catches_up(
     store.release()
     service.project_saved(snapshot_project(project, live))
     assert started.wait(WAIT)
-    began = time.perf_counter()
     service.close()
-    assert time.perf_counter() - began < 1.5  # not the 3 s the update had left
+    assert len(ticks) == 1  # abandoned at the first tick after close(), not run to its end
     monkeypatch.setattr(index_module, "sync_node", original)
     again = SearchService(tmp_path / "index", known_projects=lambda: [project])
     service_factory.append(again)
