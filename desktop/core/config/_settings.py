@@ -1,5 +1,5 @@
 """Application settings: the ``settings.json`` store (the model, presets and key resolution live in
-``settings_format``, ``presets`` and ``keys`` and are re-exported here).
+``_format``, ``_presets`` and ``_keys``; the package's face exports them all).
 
 ``settings.json`` lives in the config folder (``default_config_dir()``) and never holds a secret::
 
@@ -29,63 +29,18 @@ from pathlib import Path
 
 from ..files import DocumentCorruptError, DocumentStore, FileLock, LoadResult, LockState
 from ._format import (
-    SETTINGS_VERSION,
-    ProviderSettings,
     Settings,
     SettingsError,
-    price_overrides_as_prices,
     settings_from_dict,
     settings_to_dict,
 )
-from ._keys import (
-    ENV_KEY_PREFIX,
-    KeyCache,
-    KeyLookup,
-    KeyResolution,
-    KeySourceName,
-    ProviderTarget,
-    SendTarget,
-    choose_model,
-    env_var_for_provider,
-    follow_keys,
-    keyed_providers,
-    known_keys,
-    provider_config,
-    resolve_key,
-    resolve_provider,
-)
-from ._presets import PROVIDER_PRESETS, default_settings, preset
+from ._presets import default_settings
 
 __all__ = [
     "CONFIG_DIR_ENV",
-    "ENV_KEY_PREFIX",
-    "SETTINGS_VERSION",
-    "KeyLookup",
-    "KeyResolution",
-    "KeySourceName",
-    "ProviderTarget",
-    "PROVIDER_PRESETS",
-    "ProviderSettings",
-    "SendTarget",
-    "Settings",
     "SettingsCorruptError",
-    "SettingsError",
     "SettingsStore",
-    "choose_model",
     "default_config_dir",
-    "default_settings",
-    "env_var_for_provider",
-    "follow_keys",
-    "KeyCache",
-    "keyed_providers",
-    "known_keys",
-    "preset",
-    "price_overrides_as_prices",
-    "provider_config",
-    "resolve_key",
-    "resolve_provider",
-    "settings_from_dict",
-    "settings_to_dict",
 ]
 
 log = logging.getLogger(__name__)

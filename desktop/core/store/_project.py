@@ -1,7 +1,7 @@
 """A project folder: ``project.json`` (nodes, geometry, conversations) and the history archive.
 
-The model and the file format live in ``project_format`` (re-exported here), the archive and the
-history cap in ``archive``, the user's always-allow grants in ``permissions``. ``ProjectStore``
+The model and the file format live in ``_format``, the archive and the history cap in ``_archive``,
+the user's always-allow grants in ``desktop.core.config`` (the package's face exports them). ``ProjectStore``
 puts them together:
 
 * **Loading never crashes** (``_docstore``): a bad ``project.json`` is moved aside to
@@ -18,7 +18,7 @@ puts them together:
   ``always_allow`` comes from and goes to the ``GrantStore`` given to the store.
 * **Crash debris:** temp files of interrupted saves are removed when the project is opened, and a
   crash between an archive append and the ``project.json`` replace never duplicates or loses a
-  message (see ``archive``).
+  message (see ``_archive``).
 * **A save may run on a worker thread** (the window's autosave of a long project): saves, archive
   appends, reads and removals take one lock, so they never interleave.
 * **Closed nodes are kept:** ``Project.closed`` is saved like the open nodes (capped, archived,
@@ -58,63 +58,33 @@ from ..files import (
     read_regular,
 )
 from ._archive import (
-    ARCHIVE_DIR,
     ArchiveContents,
     HistoryArchive,
     TrimInfo,
-    apply_trim,
     drop_archived,
     plan_trim,
 )
 from ._closed import write_closed_node
 from ._format import (
-    CLOSED_AT_KEY,
-    DEFAULT_NODE_HEIGHT,
-    DEFAULT_NODE_WIDTH,
     MAX_CLOSED,
-    PARKED_KEY,
     PROJECT_FILE,
-    PROJECT_VERSION,
     NodeState,
     Project,
-    conversation_from_dict,
     decode_project,
     is_parked,
-    new_node_state,
     new_project,
-    project_from_dict,
     project_to_json,
 )
 
 __all__ = [
-    "ARCHIVE_DIR",
-    "CLOSED_AT_KEY",
-    "DEFAULT_NODE_HEIGHT",
-    "DEFAULT_NODE_WIDTH",
     "LOCK_FILE",
-    "MAX_CLOSED",
-    "PARKED_KEY",
     "PRE_FLAT_SUFFIX",
-    "PROJECT_FILE",
-    "PROJECT_VERSION",
-    "ArchiveContents",
-    "LoadResult",
-    "NodeState",
-    "Project",
     "ProjectChangedError",
     "ProjectCorruptError",
     "ProjectError",
     "ProjectReadOnlyError",
     "ProjectStore",
     "SaveResult",
-    "TrimInfo",
-    "apply_trim",
-    "conversation_from_dict",
-    "is_parked",
-    "new_node_state",
-    "new_project",
-    "project_from_dict",
-    "project_to_json",
 ]
 
 log = logging.getLogger(__name__)
