@@ -50,10 +50,6 @@ class Reaper(QObject):
         self._timer.setInterval(0)
         self._timer.timeout.connect(self.step)
 
-    def pending(self) -> int:
-        """How many queued widgets wait to be deleted (some may be gone with their parents)."""
-        return len(self._queue)
-
     def dispose(self, widget: QWidget, parts: Iterable[QWidget] = ()) -> None:
         """Hide ``widget`` now; delete ``parts`` (each whole), then ``widget``, over the next turns."""
         widget.hide()
