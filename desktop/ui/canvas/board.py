@@ -160,6 +160,9 @@ class CanvasBoard(QObject):
             card = self.cards.pop(node_id)
             self.view.scene().removeItem(card)
             node = card.node
+            # The card's own signals hold lambdas that capture it: a cycle through C++ that the
+            # collector cannot see. Deleting the card drops them, and with them the closed node.
+            card.deleteLater()
             if node.parentWidget() is self.view.viewport():  # its sub-window is gone: so is it
                 node.hide()
                 node.setParent(None)

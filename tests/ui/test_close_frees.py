@@ -1,0 +1,66 @@
+"""Closing a node gives its memory back (issue 28 #3): once the close has run, nothing in the window
+keeps the closed ``ChatNodeWidget`` (nor, through it, its transcript's views and documents) alive, in
+the desk and on the canvas. A Python wrapper held in a cycle through a C++ connection is invisible to
+the collector, so these tests ask the collector itself."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from pathlib import Path
+from typing import Any
+
+import pytest
+from first_hour_support import click_close_button, open_with_fake, trigger
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtWidgets import QApplication
+
+from desktop.testing import FakeProvider, Turn
+
+pytest_plugins = ["test_app_support"]  # fixtures: fake, open_window
+
+ANSWER = "# Plan\n\n- one\n- two\n\n```python\nprint('hi')\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
+
+
+def _answered_node(qtbot: Any, window: Any, fake: FakeProvider) -> Any:
+    node = window.add_node()
+    fake.script(Turn(text=ANSWER))
+    node.chat_input.setFocus()
+    qtbot.keyClicks(node.chat_input, "a plan please")
+    with qtbot.waitSignal(node.run_finished, timeout=10_000):
+        qtbot.keyClick(node.chat_input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not node.transcript.is_rendering(), timeout=10_000)
+    return node
+
+
+def _collected(qtbot: Any, ref: weakref.ref[Any]) -> bool:
+    for _ in range(5):
+        qtbot.wait(20)
+        QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+        gc.collect()
+        if ref() is None:
+            return True
+    return False
+
+
+@pytest.mark.parametrize("view", ["desk", "canvas"])
+def test_a_closed_node_is_collected(qtbot: Any, open_window: Any, fake: FakeProvider, tmp_path: Path,
+                                    view: str) -> None:
+    window = open_with_fake(open_window, fake, tmp_path)
+    node = _answered_node(qtbot, window, fake)
+    node_id = node.node_id
+    ref = weakref.ref(node)
+    if view == "canvas":  # closed on the board: Node → Close closes the canvas's active node
+        trigger(window, "canvasAction")
+        qtbot.waitUntil(lambda: window.canvas.view.isVisible(), timeout=10_000)
+        window.go_to_node(node_id)
+        assert window.active_node() is node
+        del node
+        trigger(window, "closeNodeAction")
+    else:
+        sub = window.subwindow_of(node)
+        del node
+        click_close_button(qtbot, sub)
+        del sub
+    qtbot.waitUntil(lambda: node_id not in [n.node_id for n in window.nodes()], timeout=10_000)
+    assert _collected(qtbot, ref), [type(r).__name__ for r in gc.get_referrers(ref())]
