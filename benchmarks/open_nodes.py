@@ -74,11 +74,11 @@ def write_project(folder: Path, nodes: int, messages: int) -> int:
     Raises:
         RuntimeError: The history cap trimmed something (the benchmark would measure less than asked).
     """
-    store = ProjectStore(folder)
-    result = store.save(Project(nodes=[_state(messages, i) for i in range(nodes)]))
-    if result.archived:
-        raise RuntimeError(f"the history cap trimmed messages ({result.archived}); use smaller messages")
-    loaded = store.load()
+    with ProjectStore(folder) as store:  # released: the window opened on it must be its writer
+        result = store.save(Project(nodes=[_state(messages, i) for i in range(nodes)]))
+        if result.archived:
+            raise RuntimeError(f"the history cap trimmed messages ({result.archived}); use smaller messages")
+        loaded = store.load()
     kept = [len(n.conversation.messages) for n in loaded.nodes]
     if kept != [messages] * nodes:
         raise RuntimeError(f"the saved project holds {kept} messages per node, expected {messages}")
