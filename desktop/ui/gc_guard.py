@@ -28,6 +28,13 @@ the last reference), Qt cannot stop those timers ("QObject::~QObject: Timers can
 another thread") and the next ``processEvents`` delivers a timer event to the freed object: a
 segmentation fault on the GUI thread, far from the cause. :func:`release_loop_timers` stops them on
 the GUI thread once the loop is closed.
+
+Memory the collector frees goes back to the C heap, not to the system: glibc keeps it for the next
+allocation, so closing a long node left the process as large as before (issue 28: 0 of 144 MB came
+back after closing 19 of 20 long nodes). After each full collection run at an idle moment, and at
+the first idle check after :func:`request_trim` (a node closed, a transcript dropped views; while
+answers stream back to back, after ``MAX_DEFER_S`` at the latest), the collector hands the free
+pages back (``desktop.core.heap.trim``); a request may ask for a full collection first.
 """
 
 from __future__ import annotations
@@ -41,15 +48,31 @@ from typing import TYPE_CHECKING
 import shiboken6
 from PySide6.QtCore import QObject, QThread, QTimer
 
+from desktop.core import heap
+
 if TYPE_CHECKING:  # start-up: asyncio loads after the first node accepts input (tests/ui/test_startup.py)
     import asyncio
 
 log = logging.getLogger(__name__)
 
-__all__ = ["GuiThreadCollector", "MAX_DEFER_S", "release_loop_timers"]
+__all__ = ["GuiThreadCollector", "MAX_DEFER_S", "release_loop_timers", "request_trim"]
 
 MAX_DEFER_S = 30.0
 """A full collection waits for an idle moment at most this long (seconds)."""
+
+_requests = {"full": False, "trim": False}
+
+
+def request_trim(*, collect: bool = False) -> None:
+    """Ask the collector to hand the heap's free pages back at its next idle check; with ``collect``,
+    after a full collection (call it when much was just freed: views dropped; with ``collect`` when
+    what was freed may sit in reference cycles: a node closed).
+
+    Args:
+        collect: Run a full collection first.
+    """
+    _requests["trim"] = True
+    _requests["full"] = _requests["full"] or collect
 
 
 def _rendering() -> bool:
@@ -57,7 +80,10 @@ def _rendering() -> bool:
     # loads with the first transcript (start-up).
     from desktop.ui.frames import frame_scheduler, interacting
 
-    return frame_scheduler().pending_count() > 0 or interacting()
+    # Background work (colouring code already on screen) may wait for a collection: only what a
+    # stream or a scroll shows next counts. Colouring eight long answers keeps requests pending for
+    # seconds after the last byte, and a trim or full collection never found its idle moment.
+    return frame_scheduler().foreground_count() > 0 or interacting()
 
 
 class GuiThreadCollector(QObject):
@@ -67,10 +93,11 @@ class GuiThreadCollector(QObject):
         parent: Owner (the application), so the timer lives as long as it does.
         interval_ms: How often the counters are checked.
         busy: True while a full collection should wait (default: the frame scheduler has
-            rendering pending).
+            rendering other than background work pending, or the user just scrolled).
 
     Attributes:
         deferred: full collections put off so far (they ran later, at an idle check).
+        trims: heap trims run so far (each after a full collection at an idle moment).
         full_after: young collections after which the next collection is a full one: as many as
             the interpreter's thresholds would run between two full collections.
     """
@@ -85,7 +112,9 @@ class GuiThreadCollector(QObject):
         super().__init__(parent)
         self._busy = busy
         self._due_since: float | None = None  # when a full collection became due
+        self._trim_since: float | None = None  # when the first check saw a trim requested
         self.deferred = 0
+        self.trims = 0
         self._thresholds = gc.get_threshold()
         _t0, t1, t2 = self._thresholds
         self.full_after = (t1 + 1) * (t2 + 1)
@@ -100,24 +129,46 @@ class GuiThreadCollector(QObject):
         """Collect the oldest generation whose counter passed its threshold; returns objects found.
 
         A due full collection runs only when ``busy()`` is false, or has waited ``MAX_DEFER_S``;
-        one put off runs at the first check that finds the window idle, whatever the counters.
+        one put off runs at the first check that finds the window idle, whatever the counters. A
+        requested trim (:func:`request_trim`) runs at an idle check too, or once it has waited
+        ``MAX_DEFER_S``.
         """
         c0, _c1, c2 = gc.get_count()  # c2 counts the collections of generation 1 since the last full one
-        if self._due_since is not None and not self._busy():
-            self._due_since = None  # a full collection put off earlier: now is the idle moment
-            return gc.collect(2)
+        if (self._due_since is not None or _requests["full"]) and not self._busy():
+            self._due_since = None  # a full collection put off earlier (or asked for): now is the idle moment
+            return self._full_and_trim()
+        if _requests["trim"]:
+            now = time.monotonic()
+            if self._trim_since is None:
+                self._trim_since = now
+            if not self._busy() or now - self._trim_since >= MAX_DEFER_S:
+                self._trim()  # answers streaming back to back: one trim (~5-15 ms) at most every MAX_DEFER_S
         if c0 <= self._thresholds[0]:
             return 0
         if c2 >= self.full_after:
             now = time.monotonic()
             if self._due_since is None:
                 self._due_since = now
-            if now - self._due_since < MAX_DEFER_S and self._busy():
+            busy = self._busy()
+            if now - self._due_since < MAX_DEFER_S and busy:
                 self.deferred += 1
                 return gc.collect(1)  # the young objects now, the full walk at an idle moment
             self._due_since = None
-            return gc.collect(2)
+            return gc.collect(2) if busy else self._full_and_trim()
         return gc.collect(1)  # both young generations: each check stays as small as the last one
+
+    def _full_and_trim(self) -> int:
+        """A full collection, then the freed pages back to the system (at an idle moment)."""
+        _requests["full"] = False
+        found = gc.collect(2)
+        self._trim()
+        return found
+
+    def _trim(self) -> None:
+        _requests["trim"] = False
+        self._trim_since = None
+        self.trims += 1
+        heap.trim()
 
     def stop(self) -> None:
         """Stop the timer and give collection back to the interpreter."""

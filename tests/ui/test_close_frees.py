@@ -1,7 +1,8 @@
 """Closing a node gives its memory back (issue 28 #3): once the close has run, nothing in the window
 keeps the closed ``ChatNodeWidget`` (nor, through it, its transcript's views and documents) alive, in
 the desk and on the canvas. A Python wrapper held in a cycle through a C++ connection is invisible to
-the collector, so these tests ask the collector itself."""
+the collector, so these tests ask the collector itself. The close also asks the app's collector for
+a full collection and a heap trim at its next idle check (``gc_guard.request_trim``)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QApplication
 
 from desktop.testing import FakeProvider, Turn
+from desktop.ui import gc_guard
 
 pytest_plugins = ["test_app_support"]  # fixtures: fake, open_window
 
@@ -45,11 +47,12 @@ def _collected(qtbot: Any, ref: weakref.ref[Any]) -> bool:
 
 @pytest.mark.parametrize("view", ["desk", "canvas"])
 def test_a_closed_node_is_collected(qtbot: Any, open_window: Any, fake: FakeProvider, tmp_path: Path,
-                                    view: str) -> None:
+                                    view: str, monkeypatch: pytest.MonkeyPatch) -> None:
     window = open_with_fake(open_window, fake, tmp_path)
     node = _answered_node(qtbot, window, fake)
     node_id = node.node_id
     ref = weakref.ref(node)
+    monkeypatch.setattr(gc_guard, "_requests", {"full": False, "trim": False})
     if view == "canvas":  # closed on the board: Node → Close closes the canvas's active node
         trigger(window, "canvasAction")
         qtbot.waitUntil(lambda: window.canvas.view.isVisible(), timeout=10_000)
@@ -63,4 +66,5 @@ def test_a_closed_node_is_collected(qtbot: Any, open_window: Any, fake: FakeProv
         click_close_button(qtbot, sub)
         del sub
     qtbot.waitUntil(lambda: node_id not in [n.node_id for n in window.nodes()], timeout=10_000)
+    assert gc_guard._requests == {"full": True, "trim": True}  # the app's collector: collect, then trim
     assert _collected(qtbot, ref), [type(r).__name__ for r in gc.get_referrers(ref())]

@@ -161,3 +161,66 @@ def test_scrolling_counts_as_busy_for_a_second(qapp: Any, monkeypatch: Any) -> N
     assert frames.interacting() and _rendering()
     clock[0] += 1.01
     assert not frames.interacting()
+
+
+def test_a_requested_trim_waits_for_an_idle_check_and_collects_first_when_asked(monkeypatch: Any) -> None:
+    import desktop.ui.gc_guard as guard
+
+    trims: list[int] = []
+    monkeypatch.setattr(guard.heap, "trim", lambda: trims.append(gc.get_count()[2]) or True)
+    busy = [True]
+    was_enabled = gc.isenabled()
+    collector = GuiThreadCollector(interval_ms=60_000, busy=lambda: busy[0])
+    keep: list[list[list[int]]] = []
+    try:
+        guard.request_trim()  # views dropped: a trim, no collection
+        collector.check()
+        assert trims == []  # busy: not now
+        busy[0] = False
+        collector.check()
+        assert len(trims) == 1 and collector.trims == 1
+        collector.check()
+        assert len(trims) == 1  # one request, one trim
+
+        keep.append(_make_full_collection_due())
+        keep.clear()
+        gc.collect(0)  # counters under the thresholds: an ordinary check would do nothing
+        assert gc.get_count()[2] > 0
+        guard.request_trim(collect=True)  # a node closed: collect its cycles, then trim
+        collector.check()
+        assert trims[1:] == [0]  # the full collection ran before the trim
+
+        busy[0] = True  # answers stream back to back: the trim waits MAX_DEFER_S at most
+        clock = [5000.0]
+        monkeypatch.setattr(guard.time, "monotonic", lambda: clock[0])
+        guard.request_trim()
+        collector.check()
+        clock[0] += guard.MAX_DEFER_S - 1
+        collector.check()
+        assert len(trims) == 2
+        clock[0] += 1
+        collector.check()
+        assert len(trims) == 3 and collector.trims == 3
+    finally:
+        collector.stop()
+        if was_enabled:
+            gc.enable()
+
+
+
+def test_background_colouring_does_not_count_as_busy(qapp: Any, monkeypatch: Any) -> None:
+    """Code colouring of answers already on screen kept requests pending for seconds after every
+    answer: a trim or a full collection never found its idle moment while answers came in rounds."""
+    import desktop.ui.frames as frames
+    from desktop.ui.gc_guard import _rendering
+
+    monkeypatch.setattr(frames, "_active_until", 0.0)
+    scheduler = frames.frame_scheduler()
+    scheduler.request("colour-test", lambda: None, background=True)
+    try:
+        assert scheduler.pending_count() >= 1 and not _rendering()
+        scheduler.request("render-test", lambda: None)
+        assert _rendering()
+    finally:
+        scheduler.cancel("colour-test")
+        scheduler.cancel("render-test")

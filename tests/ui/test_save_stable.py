@@ -157,3 +157,36 @@ def test_a_long_answer_moving_to_the_archive_is_deleted_in_slices(
     qtbot.waitUntil(lambda: not shiboken6.isValid(view), timeout=10_000)
     assert len([n for n in steps if n]) >= 2  # one turn at a time, the window painting between them
     assert max(steps) <= reaper.SLICE_PARTS
+
+
+def test_a_view_moving_to_the_archive_frees_its_text_without_a_full_collection(
+        qtbot: Any, open_window: Any, fake: FakeProvider, tmp_path: Path) -> None:
+    """Issue 28 #3: a trimmed view's parts refer to one another; waiting for a full collection (which
+    waits for an idle moment) kept every trimmed answer's text and HTML while answers streamed."""
+    import gc
+    import weakref
+
+    import shiboken6
+
+    project, config = tmp_path / "p", tmp_path / "c"
+    write_capped_settings(config, fake, 1)
+    window = open_window(project, config)
+    node = window.nodes()[0]
+    fake.script(Turn(text="\n\n".join(f"## Part {k}\n\n- item {k}\n\n```python\nx = {k}\n```"
+                                        for k in range(12))))
+    send_and_wait(qtbot, node, "question 0")
+    view = node.transcript.view_for(node.conversation.messages[-1].id)
+    assert view is not None
+    qtbot.waitUntil(lambda: not view.body.pending, timeout=10_000)
+    body = weakref.ref(view.body)
+    was_enabled = gc.isenabled()
+    gc.disable()  # as the app's collector between full collections: only refcounting frees
+    try:
+        fake.script(Turn(text="a short answer"))
+        send_and_wait(qtbot, node, "question 1")  # the save after the run moves the answer to the archive
+        qtbot.waitUntil(lambda: not shiboken6.isValid(view), timeout=10_000)
+        assert body() is None
+        assert vars(view) == {}
+    finally:
+        if was_enabled:
+            gc.enable()

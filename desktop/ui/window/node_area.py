@@ -23,6 +23,7 @@ from PySide6.QtGui import QAction, QIcon, QPixmap
 from PySide6.QtWidgets import QMdiArea, QMdiSubWindow, QWidget
 
 from desktop.core.chat.branches import Peer
+from desktop.ui.gc_guard import request_trim
 from desktop.ui.theme import app_icon
 from desktop.ui.window.node_layout import NodeLayout
 from desktop.ui.window.placement import beside, fit_inside, slot_rect
@@ -293,6 +294,7 @@ class NodeArea(QObject):
         except Exception:
             log.exception("shutting down node %s failed", node_id)
         self.node_closed.emit(state)
+        request_trim(collect=True)  # its views and documents go with the next idle collection: give them back
         rest = [nid for nid in order if nid in self._nodes]
         if rest:
             after = [nid for nid in order[order.index(node_id) + 1:] if nid in self._nodes]
