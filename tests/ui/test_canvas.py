@@ -11,7 +11,7 @@ from typing import Any
 
 import shiboken6
 from first_hour_support import activate, open_with_fake, press, trigger
-from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, Qt
 from PySide6.QtWidgets import QApplication, QGraphicsView, QPushButton, QToolButton, QWidget
 from test_app_support import send_and_wait
 
@@ -234,3 +234,47 @@ def test_a_card_names_the_model_the_node_uses_and_shows_words_not_markdown(
     assert summary.model == "gpt-4o-mini"  # the default model it follows, not "default model"
     assert summary.last_line.startswith("Three days in Lyon")
     assert first_words(node.conversation.messages[-1].content) == "Three days in Lyon"
+
+
+class _PaintCounter(QObject):
+    """Counts paint events of ``of`` (installed on it), or of ``of``'s descendants (installed on
+    the application)."""
+
+    def __init__(self, of: QWidget, *, inside: bool = False) -> None:
+        super().__init__()
+        self.of, self.inside, self.paints = of, inside, 0
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+        if event.type() == QEvent.Type.Paint and (
+                self.of.isAncestorOf(watched) if self.inside and isinstance(watched, QWidget)
+                else watched is self.of):
+            self.paints += 1
+        return False
+
+
+def test_an_answer_streaming_in_a_live_card_does_not_repaint_the_board_beneath(
+    qtbot: Any, open_window: Any, fake: FakeProvider, tmp_path: Path
+) -> None:
+    """Issue 30 #5: a live node left its background to the board, so every repaint of its transcript
+    repainted the scene under it first (~500 board repaints per streamed answer in eight cards)."""
+    window = open_with_fake(open_window, fake, tmp_path)
+    node = window.nodes()[0]
+    view = _to_canvas(qtbot, window)
+    qtbot.waitUntil(node.isVisible, timeout=10_000)
+    app = QApplication.instance()
+    assert app is not None
+    board, own = _PaintCounter(view.viewport()), _PaintCounter(node, inside=True)
+    view.viewport().installEventFilter(board)
+    app.installEventFilter(own)
+    try:
+        qtbot.wait(100)  # the switch's own repaint is over
+        board.paints = own.paints = 0
+        fake.script(Turn(text="\n\n".join(f"Paragraph {i}: " + "words " * 40 for i in range(200))))
+        send_and_wait(qtbot, node, "Many paragraphs, please")
+        qtbot.waitUntil(lambda: not node.transcript.is_rendering(), timeout=10_000)
+        assert node.transcript.views()  # the answer is on screen, in the card
+        assert own.paints >= 10, own.paints  # the node's widgets repainted as the answer came in ...
+        assert board.paints <= 5, (board.paints, own.paints)  # ... the board only for the card's summary
+    finally:
+        view.viewport().removeEventFilter(board)
+        app.removeEventFilter(own)

@@ -101,10 +101,12 @@ class NodeCard(QGraphicsObject):
         return QRectF(-2, -2, self._size.width() + 4, self._size.height() + 4)
 
     def set_summary(self, summary: CardSummary) -> None:
-        """Show ``summary`` when zoomed out (repaints only when it changed)."""
+        """Show ``summary`` when zoomed out (repaints only when it changed, and not while the live
+        node covers the card: repainting the card repaints the whole node on top of it)."""
         if summary != self._summary:
             self._summary = summary
-            self.update()
+            if not self.live:
+                self.update()
 
     # -- painting ----------------------------------------------------------------------------------
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, Qt, Signal
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QColor, QGuiApplication, QPainter, QPaintEvent
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from desktop.core.chat.attachment_ref import AttachmentRef, set_attachments
@@ -76,6 +76,11 @@ class ChatNodeWidget(QWidget):
         super().__init__(parent)
         self.setObjectName("chatNode")
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        # The node paints its whole rectangle itself (paintEvent): Qt then never repaints what is
+        # beneath it first. On the canvas that is the board (the scene, cards and edges), which a
+        # streaming transcript otherwise repainted with every frame (issue 30: ~500 times per answer).
+        self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent, True)
+        self._base = QColor("white")
         self._state = state
         self._services = services
         self._conv: Conversation = state.conversation
@@ -154,7 +159,14 @@ class ChatNodeWidget(QWidget):
             return
         self._colors_key = colors
         self.setStyleSheet(node_stylesheet(colors))
+        self._base = QColor(colors.base)
         self.loading.set_colors(colors)
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
+        """Fill the exposed part with the node's background (the style sheet's, which Qt skips for
+        a widget that paints itself opaquely)."""
+        painter = QPainter(self)
+        painter.fillRect(event.rect(), self._base)
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
         """Follow light/dark switches of the application palette.
