@@ -9,6 +9,7 @@ kernel. On other C libraries (macOS, Windows, musl) :func:`trim` does nothing an
 
 from __future__ import annotations
 
+import functools
 import logging
 import sys
 import time
@@ -18,26 +19,20 @@ log = logging.getLogger(__name__)
 
 __all__ = ["trim"]
 
-_trim_fn: Callable[[int], int] | None = None
-_looked_up = False
-
-
+@functools.cache
 def _malloc_trim() -> Callable[[int], int] | None:
-    global _trim_fn, _looked_up
-    if not _looked_up:
-        _looked_up = True
-        if sys.platform.startswith("linux"):
-            import ctypes  # here: only a trim needs it (start-up stays lean)
+    """glibc's ``malloc_trim``, looked up once; None where the C library has none."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes  # here: only a trim needs it (start-up stays lean)
 
-            try:
-                fn = ctypes.CDLL("libc.so.6").malloc_trim
-            except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
-                fn = None
-            if fn is not None:
-                fn.argtypes = [ctypes.c_size_t]
-                fn.restype = ctypes.c_int
-                _trim_fn = fn
-    return _trim_fn
+    try:
+        fn = ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
+        return None
+    fn.argtypes = [ctypes.c_size_t]
+    fn.restype = ctypes.c_int
+    return fn
 
 
 def trim() -> bool:

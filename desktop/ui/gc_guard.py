@@ -97,7 +97,8 @@ class GuiThreadCollector(QObject):
 
     Attributes:
         deferred: full collections put off so far (they ran later, at an idle check).
-        trims: heap trims run so far (each after a full collection at an idle moment).
+        trims: heap trims run so far (after each full collection at an idle moment, and for each
+            :func:`request_trim`).
         full_after: young collections after which the next collection is a full one: as many as
             the interpreter's thresholds would run between two full collections.
     """
@@ -131,17 +132,18 @@ class GuiThreadCollector(QObject):
         A due full collection runs only when ``busy()`` is false, or has waited ``MAX_DEFER_S``;
         one put off runs at the first check that finds the window idle, whatever the counters. A
         requested trim (:func:`request_trim`) runs at an idle check too, or once it has waited
-        ``MAX_DEFER_S``.
+        ``MAX_DEFER_S``; a requested full collection waits for an idle check.
         """
         c0, _c1, c2 = gc.get_count()  # c2 counts the collections of generation 1 since the last full one
-        if (self._due_since is not None or _requests["full"]) and not self._busy():
+        busy = self._busy()
+        if (self._due_since is not None or _requests["full"]) and not busy:
             self._due_since = None  # a full collection put off earlier (or asked for): now is the idle moment
             return self._full_and_trim()
         if _requests["trim"]:
             now = time.monotonic()
             if self._trim_since is None:
                 self._trim_since = now
-            if not self._busy() or now - self._trim_since >= MAX_DEFER_S:
+            if not busy or now - self._trim_since >= MAX_DEFER_S:
                 self._trim()  # answers streaming back to back: one trim (~5-15 ms) at most every MAX_DEFER_S
         if c0 <= self._thresholds[0]:
             return 0
@@ -149,7 +151,6 @@ class GuiThreadCollector(QObject):
             now = time.monotonic()
             if self._due_since is None:
                 self._due_since = now
-            busy = self._busy()
             if now - self._due_since < MAX_DEFER_S and busy:
                 self.deferred += 1
                 return gc.collect(1)  # the young objects now, the full walk at an idle moment

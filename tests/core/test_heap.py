@@ -38,6 +38,5 @@ def test_trim_gives_back_freed_holes_of_the_heap() -> None:
 
 
 def test_trim_says_false_where_the_c_library_has_none(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(heap, "_looked_up", True)
-    monkeypatch.setattr(heap, "_trim_fn", None)
+    monkeypatch.setattr(heap, "_malloc_trim", lambda: None)
     assert heap.trim() is False

@@ -75,10 +75,10 @@ class ChatNodeWidget(QWidget):
                  deferred: bool = False) -> None:
         super().__init__(parent)
         self.setObjectName("chatNode")
-        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
-        # The node paints its whole rectangle itself (paintEvent): Qt then never repaints what is
-        # beneath it first. On the canvas that is the board (the scene, cards and edges), which a
-        # streaming transcript otherwise repainted with every frame (issue 30: ~500 times per answer).
+        # The node paints its whole rectangle itself (paintEvent, in the style sheet's background
+        # colour, which Qt would skip for it): Qt then never repaints what is beneath it first. On
+        # the canvas that is the board (the scene, cards and edges), which a streaming transcript
+        # otherwise repainted with every frame (issue 30: ~500 times per answer).
         self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent, True)
         self._base = QColor("white")
         self._state = state
