@@ -28,6 +28,7 @@ _.completion_visible  # node.input
 _.ticks  # frames
 _.is_pending  # frames
 _.pending_count  # frames
+_.trims  # gc_guard.Collector: heap trims run (the collector tests count them)
 _.set_key  # settings.dialog
 _.line_count  # markdown.textflow
 _.set_markdown  # transcript
