@@ -96,6 +96,23 @@ def test_the_map_lists_edits_and_regenerates_and_a_click_switches_the_node(qtbot
     qtbot.waitUntil(lambda: shown(node) == ["second", "A3"], timeout=10_000)
 
 
+def test_rows_read_as_words_not_markdown(qtbot: Any, make_env: Any) -> None:
+    env = make_env()
+    node = env.node
+    env.fake.script(Turn(text="## Plan for **the** week\n\n- day one"),
+                    Turn(text="`code` first, then *rest*"))
+    with qtbot.waitSignal(node.run_finished, timeout=10_000):
+        node.submit("> quoted **ask**")
+    with qtbot.waitSignal(node.run_finished, timeout=10_000):
+        node.versions.regenerate(node.conversation.messages[1].id)
+    dialog = open_map(qtbot, node)
+    assert item_for(dialog, "↻ Answer to “quoted ask” regenerated") is not None
+    answers = row(dialog, "regenerated")
+    assert [answers.child(i).text(0).split("   ")[0] for i in range(answers.childCount())] == [
+        "1/2  “Plan for the week day one”", "2/2  “code first, then rest”"]
+    assert not any(mark in dialog.tree.topLevelItem(0).text(0) for mark in ("**", "##", "`"))
+
+
 def test_keys_reach_a_branch_and_a_busy_node_says_why_it_does_not_switch(qtbot: Any, make_env: Any) -> None:
     env = make_env()
     node = env.node

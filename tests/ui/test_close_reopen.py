@@ -83,6 +83,7 @@ def test_node_close_and_reopen_menu_actions_and_the_sidebar_list(
     assert menu_action(window, "sidebarAction").isChecked()
     item = sidebar.closed.item_of(keep.node_id)
     assert item is not None and "Keep me" in item.toolTip()
+    assert "gpt-4o-mini" in item.toolTip() and "default model" not in item.toolTip()  # as an open row
     sidebar.closed.setCurrentItem(item)
     qtbot.mouseClick(sidebar.reopen_button, Qt.MouseButton.LeftButton)
     assert window.node_area.node(keep.node_id) is not None

@@ -21,6 +21,7 @@ hide it.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
@@ -30,6 +31,7 @@ from PySide6.QtWidgets import QDialog, QHeaderView, QLabel, QTreeWidget, QTreeWi
 
 from desktop.core.chat.branches import Branch, BranchMap, BranchPoint, ForkLink, Peer, branch_map
 from desktop.core.chat.cost import format_cost
+from desktop.ui.markdown.tail_text import display_text
 from desktop.ui.node.style import node_colors
 
 if TYPE_CHECKING:
@@ -69,12 +71,19 @@ class BranchesHost(Protocol):
     def is_busy(self) -> bool: ...
 
 
+_MARKER = re.compile(r"[-*+>•]|#{1,6}")
+"""A list, quote or heading marker left between words (the preview joins a message's lines)."""
+
+
 def _plural(n: int, word: str, many: str = "") -> str:
     return f"{n} {word}" if n == 1 else f"{n} {many or word + 's'}"
 
 
 def _quoted(text: str) -> str:
-    return f"“{text}”" if text else "(no text)"
+    """``text`` (a message's first words) in quotes, its Markdown syntax hidden: a row reads
+    "Plan for the week", not "## Plan for **the** week"."""
+    words = " ".join(w for w in display_text(text + "\n").split() if not _MARKER.fullmatch(w))
+    return f"“{words}”" if words else "(no text)"
 
 
 def _point_text(point: BranchPoint) -> str:

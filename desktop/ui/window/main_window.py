@@ -137,7 +137,8 @@ class MainWindow(QMainWindow):
         labels = a.install(self)  # the menus, the toolbar, the status bar
         # The sidebar, closed nodes, recent projects, the shortcuts list (navigation.py).
         self.nav = Navigation(self, a, self.node_area, self.projects,
-                              lambda: self._context.config_dir if self._context is not None else None)
+                              lambda: self._context.config_dir if self._context is not None else None,
+                              lambda: self._context.effective_settings() if self._context else None)
         self.canvas = CanvasBoard(self, layout, self.node_area, self.projects)  # View → Canvas
         self.project_label, self.provider_label, self.cost_label = (labels.project, labels.provider,
                                                                     labels.cost)

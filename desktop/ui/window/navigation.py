@@ -25,6 +25,8 @@ from desktop.ui.window.recent_menu import RecentMenu
 from desktop.ui.window.sidebar import Sidebar, closed_row, imported_row, node_row
 
 if TYPE_CHECKING:
+    from desktop.core.config import Settings
+    from desktop.core.store import NodeState
     from desktop.ui.node.chat_node import ChatNodeWidget
 
 log = logging.getLogger(__name__)
@@ -41,11 +43,15 @@ class Navigation(QObject):
         area: Its node area.
         projects: Its project controller (closed nodes, reopen, delete, open).
         config_dir: The config folder (where the recent projects are listed), None until known.
+        settings: The settings in use, None until known (a closed node's row names the model its
+            provider would use, as an open node's row does).
     """
 
     def __init__(self, window: QMainWindow, actions: WindowActions, area: NodeArea,
-                 projects: ProjectController, config_dir: Callable[[], Path | None]) -> None:
+                 projects: ProjectController, config_dir: Callable[[], Path | None],
+                 settings: Callable[[], Settings | None] = lambda: None) -> None:
         super().__init__(window)
+        self._settings = settings
         self._window = window
         self._area = area
         self._projects = projects
@@ -83,13 +89,19 @@ class Navigation(QObject):
         """Bring the sidebar's rows up to date (nothing while it is hidden)."""
         if self.sidebar.isHidden():
             return
+        from desktop.core.config import choose_model
         from desktop.core.store import is_parked
 
+        settings = self._settings()
         closed = self._projects.closed
         active = self._area.active_node()
         states = closed.states()
+        def model(state: NodeState) -> str | None:
+            return choose_model(settings, state.provider) if settings is not None else None
+
         self.sidebar.show_rows([node_row(n) for n in self._area.nodes()],
-                               [closed_row(s, closed.closed_at(s)) for s in states if not is_parked(s)],
+                               [closed_row(s, closed.closed_at(s), default_model=model(s))
+                                for s in states if not is_parked(s)],
                                active.node_id if active is not None else None,
                                [imported_row(s) for s in states if is_parked(s)])
 

@@ -104,10 +104,15 @@ def imported_row(state: NodeState, now_ms: int | None = None) -> SidebarRow:
     return SidebarRow(state.id, _visible(state.title), detail, "Click to open it")
 
 
-def closed_row(state: NodeState, closed_at: int | None, now_ms: int | None = None) -> SidebarRow:
-    """The row of a closed node: title; model, when it was closed, how many messages."""
+def closed_row(state: NodeState, closed_at: int | None, now_ms: int | None = None,
+               default_model: str | None = None) -> SidebarRow:
+    """The row of a closed node: title; model, when it was closed, how many messages.
+
+    ``default_model`` is the model the node's provider would use when it picked none (as an open
+    node's row names it); "no model" when that is unknown too.
+    """
     count = len(state.conversation.messages)
-    model = _visible(state.model) if state.model else "default model"
+    model = _visible(state.model or default_model or "no model")
     detail = f"{model} · closed {ago(closed_at, now_ms)} · {count} message{'s' if count != 1 else ''}"
     return SidebarRow(state.id, _visible(state.title), detail, "Double-click or Reopen to bring it back")
 
