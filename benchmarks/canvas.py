@@ -169,6 +169,9 @@ def _stall(window: Any, bench: BenchServices, stream: Stream, mode: str) -> list
     else:
         window.tile()
         _settle(0.1)
+        hidden = [n for n in window.nodes() if not n.isVisible()]
+        if hidden:  # the baseline must paint what it streams, as the canvas does
+            raise RuntimeError(f"{len(hidden)} of {len(window.nodes())} nodes are not shown in the desk")
     nodes = window.nodes()
     beat = Heartbeat()
 

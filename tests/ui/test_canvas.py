@@ -74,10 +74,20 @@ def test_a_fork_on_the_canvas_draws_an_edge_between_two_cards(
     assert edge.parent_card is _card(window, node) and edge.child_card is _card(window, fork)
     assert edge.label.startswith("What is the capital")
     assert not _card(window, node).rect().intersects(_card(window, fork).rect())  # beside, not on top
-    # Back to the desk: the same widgets are in their sub-windows again.
+    # Back to the desk: the same widgets are in their sub-windows again, shown and usable.
     trigger(window, "deskAction")
     qtbot.waitUntil(window.mdi.isVisible, timeout=10_000)
-    assert window.subwindow_of(node).widget() is node and window.subwindow_of(fork).widget() is fork
+    for each in (node, fork):
+        sub = window.subwindow_of(each)
+        assert sub.widget() is each and each.parentWidget() is sub  # (Qt's widget() alone kept a stale name)
+        qtbot.waitUntil(each.isVisible, timeout=10_000)
+        assert sub.contentsRect().contains(each.geometry())
+    qtbot.mouseClick(fork.chat_input, Qt.MouseButton.LeftButton)
+    qtbot.keyClicks(fork.chat_input, "typed in the desk")
+    assert fork.chat_input.toPlainText() == "typed in the desk"
+    fork.set_title("Renamed after the canvas")
+    title = window.subwindow_of(fork).windowTitle
+    qtbot.waitUntil(lambda: title() == "Renamed after the canvas", timeout=10_000)
 
 
 def _drag(qtbot: Any, view: QGraphicsView, start: QPoint, end: QPoint) -> None:

@@ -148,8 +148,14 @@ class CanvasBoard(QObject):
             sub = self._area.subwindow_of(node)
         except KeyError:
             return
-        if sub.widget() is not node:
-            sub.setWidget(node)
+        if node.parentWidget() is not sub:
+            # ``sub.widget()`` still names the node after ``_take`` reparented it (Qt keeps the
+            # pointer), so ``setWidget`` would refuse it: put it back into the sub-window's layout.
+            layout = sub.layout()
+            if layout is not None:
+                layout.addWidget(node)
+            else:
+                node.setParent(sub)
         node.show()
 
     # -- cards and edges -------------------------------------------------------------------------------
