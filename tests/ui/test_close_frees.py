@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from first_hour_support import click_close_button, open_with_fake, trigger
+from first_hour_support import focus, open_with_fake, trigger
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QApplication
 
@@ -60,11 +60,11 @@ def test_a_closed_node_is_collected(qtbot: Any, open_window: Any, fake: FakeProv
         assert window.active_node() is node
         del node
         trigger(window, "closeNodeAction")
-    else:
-        sub = window.subwindow_of(node)
+    else:  # Node → Close on the active sub-window (the × itself: test_close_reopen.py)
+        focus(window, node)
+        assert window.active_node() is node
         del node
-        click_close_button(qtbot, sub)
-        del sub
+        trigger(window, "closeNodeAction")
     qtbot.waitUntil(lambda: node_id not in [n.node_id for n in window.nodes()], timeout=10_000)
     assert gc_guard._requests == {"full": True, "trim": True}  # the app's collector: collect, then trim
     assert _collected(qtbot, ref), [type(r).__name__ for r in gc.get_referrers(ref())]
