@@ -288,3 +288,34 @@ def test_an_answer_streaming_in_a_live_card_does_not_repaint_the_board_beneath(
     finally:
         view.viewport().removeEventFilter(board)
         app.removeEventFilter(own)
+
+
+def test_switching_moves_only_the_nodes_in_sight_and_brings_each_back(
+    qtbot: Any, open_window: Any, fake: FakeProvider, tmp_path: Path
+) -> None:
+    window = open_with_fake(open_window, fake, tmp_path)
+    nodes = [window.nodes()[0], *(window.add_node() for _ in range(5))]
+    board = window.canvas
+    for i, n in enumerate(nodes):  # far apart: one card in sight at reading zoom
+        card = _card(window, n)
+        card.set_rect(card.rect().translated(i * 3000 - card.rect().x(), -card.rect().y()))
+    view = _to_canvas(qtbot, window)  # opens on the whole board, zoomed out
+
+    def on_board() -> list[Any]:
+        return [n for n in nodes if n.parentWidget() is view.viewport()]
+
+    assert view.zoom() < 0.7
+    assert on_board() == []  # zoomed out, no node widget leaves its sub-window (~8 ms a node)
+    board.zoom_to_node(nodes[2].node_id)
+    qtbot.waitUntil(nodes[2].isVisible, timeout=10_000)
+    assert on_board() == [nodes[2]]
+    assert _card(window, nodes[2]).live and not _card(window, nodes[3]).live
+    qtbot.mouseClick(nodes[2].chat_input, Qt.MouseButton.LeftButton)
+    qtbot.keyClicks(nodes[2].chat_input, "on the board")
+    assert nodes[2].chat_input.toPlainText() == "on the board"
+    trigger(window, "deskAction")
+    qtbot.waitUntil(window.mdi.isVisible, timeout=10_000)
+    for n in nodes:
+        assert n.parentWidget() is window.subwindow_of(n)
+        qtbot.waitUntil(n.isVisible, timeout=10_000)
+    assert nodes[2].chat_input.toPlainText() == "on the board"  # the same widget, its draft kept

@@ -65,6 +65,7 @@ class CanvasBoard(QObject):
         self.current: str | None = None
         """The node the canvas last focused (the canvas's "active node")."""
         self._view_pending = False
+        self._switching = False  # set_mode("canvas") is showing the view: nothing is adopted yet
         self.actions = CanvasActions(window, self)
         self.view.on_card_moved = self._card_moved
         area.nodes_changed.connect(self.sync)
@@ -80,6 +81,7 @@ class CanvasBoard(QObject):
         self._busy_timer.setInterval(_BUSY_REFRESH_MS)
         self._busy_timer.timeout.connect(self._refresh_busy)
         self.view.viewport_changed.connect(self._view_moved)
+        self.view.adopt = self._take
 
     # -- queries ---------------------------------------------------------------------------------------
     def is_canvas(self) -> bool:
@@ -108,21 +110,27 @@ class CanvasBoard(QObject):
             return
         active = self._area.active_node() if mode == "canvas" else self.active_node()
         self.record.mode = mode
-        self.sync()
         if mode == "canvas":
-            for card in self.cards.values():
-                self._take(card.node)
-            self._area.mdi.hide()
-            self.view.show()
-            self._busy_timer.start()
-            if self.record.view is None or self._view_pending:
-                self._restore_view()
+            # The nodes stay in their (hidden) sub-windows: ``place_live`` moves a node's widget onto
+            # the board when its card comes into sight at reading zoom. A reparent costs ~8 ms a node
+            # (Qt re-resolves the style of its whole widget tree): 30 of them froze the switch.
+            self._switching = True  # no node moves at the view's first size and zoom, before its own
+            try:
+                self.sync()
+                self._area.mdi.hide()
+                self.view.show()
+                self._busy_timer.start()
+                if self.record.view is None or self._view_pending:
+                    self._restore_view()
+            finally:
+                self._switching = False
             self.view.place_live()
             self.minimap.follow()
             if active is not None:
                 self.current = active.node_id
                 active.setFocus()
         else:
+            self.sync()
             self._busy_timer.stop()
             self.record.view = self._view_state()
             self.view.hide()
@@ -135,12 +143,16 @@ class CanvasBoard(QObject):
                 self._area.focus_node(active)
         self._area.changed.emit()
 
-    def _take(self, node: ChatNodeWidget) -> None:
-        """Move ``node``'s widget from its sub-window onto the canvas (hidden until in sight)."""
+    def _take(self, node: ChatNodeWidget) -> bool:
+        """Move ``node``'s widget from its sub-window onto the canvas, hidden (the view's ``adopt``:
+        its card came into sight at reading zoom); False in the desk."""
+        if not self.is_canvas() or self._switching:
+            return False
         viewport = self.view.viewport()
         if node.parentWidget() is not viewport:
-            node.setParent(viewport)
             node.hide()
+            node.setParent(viewport)
+        return True
 
     def _give_back(self, node: ChatNodeWidget) -> None:
         """Put ``node``'s widget back into its sub-window."""
@@ -205,8 +217,6 @@ class CanvasBoard(QObject):
             signal.connect(refresh)
         card.geometry_changed.connect(lambda c=card: self._card_saved(c))
         card.zoom_requested.connect(lambda c=card: self.zoom_to_node(c.node_id))
-        if self.is_canvas():
-            self._take(node)
         return card
 
     def rebuild_edges(self) -> None:

@@ -2,8 +2,9 @@
 
 Pan by dragging empty space, by space + drag or with the middle button; zoom with Ctrl+wheel or a
 pinch, 10 %-400 %, about the cursor. At reading zoom (``READING_ZOOM`` and more) each card in sight
-gets its real chat node widget placed over it as a child of the viewport (the widget is not
-re-created, not scaled and not proxied: input, streaming, cards and approvals work as in the desk);
+gets its real chat node widget placed over it as a child of the viewport, moved there from its
+sub-window when it first comes into sight (``adopt``; the widget is not re-created, not scaled and
+not proxied: input, streaming, cards and approvals work as in the desk);
 off-screen and zoomed-out cards paint their summary instead and their widgets are hidden (a hidden
 node keeps streaming into its transcript).
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import (
@@ -26,6 +28,9 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QGestureEvent, QGraphicsScene, QGraphicsView, QPinchGesture, QWidget
 
 from desktop.ui.canvas.card import BOTTOM_BAND, TITLE_BAND, NodeCard
+
+if TYPE_CHECKING:
+    from desktop.ui.node.chat_node import ChatNodeWidget
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +70,9 @@ class CanvasView(QGraphicsView):
         self.viewport().grabGesture(Qt.GestureType.PinchGesture)
         self.cards: dict[str, NodeCard] = {}
         """The board's cards by node id (the board fills it)."""
+        self.adopt: Callable[[ChatNodeWidget], bool] = lambda _node: False
+        """Called for a card coming into sight at reading zoom whose node's widget is still in its
+        sub-window: moves it onto the viewport (True), or leaves it there (False: the desk shows)."""
         self.on_card_moved: Callable[[NodeCard], None] = lambda _card: None
         """Called while a card moves or grows (the board moves its edges)."""
         self._pan_from: QPoint | None = None
@@ -224,9 +232,9 @@ class CanvasView(QGraphicsView):
 
     def _place(self, card: NodeCard, live: bool) -> None:
         node = card.node
-        if node.parentWidget() is not self.viewport():
-            return  # the desk has it (switching views)
-        if live:
+        if node.parentWidget() is not self.viewport() and not (live and self.adopt(node)):
+            live = False  # its sub-window keeps it (out of sight, zoomed out, or the desk shows)
+        elif live:
             z = self.zoom()
             rect = self.mapFromScene(card.rect()).boundingRect().adjusted(
                 1, round(TITLE_BAND * z) + 1, -1, -round(BOTTOM_BAND * z))
