@@ -96,6 +96,7 @@ class Navigation(QObject):
         closed = self._projects.closed
         active = self._area.active_node()
         states = closed.states()
+
         def model(state: NodeState) -> str | None:
             return choose_model(settings, state.provider) if settings is not None else None
 
