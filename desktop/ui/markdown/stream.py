@@ -10,8 +10,8 @@ top-level blocks are complete; each is rendered once (``render_markdown_blocks``
 source) and appended to the segments, never rendered again. Only the open tail is re-rendered:
 its complete lines as Markdown (at most every ``LIVE_MARKDOWN_INTERVAL`` seconds, only while
 they fit in ``LIVE_MARKDOWN_LIMIT`` characters, code without colours), the rest as plain text
-whose appends cost O(new text), its Markdown syntax hidden (``tail_text``). When the stream ends,
-the tail is rendered once; nothing else is.
+whose appends cost O(new text), its Markdown syntax hidden (``tail_text``, which reads only the
+new text). When the stream ends, the tail is rendered once; nothing else is.
 ``message_segments`` renders a complete message at once.
 """
 
@@ -28,7 +28,7 @@ from desktop.ui.markdown.block_stream import BlockStream
 from desktop.ui.markdown.parser import block_starts
 from desktop.ui.markdown.render import MarkdownBlock, render_markdown_blocks, render_tokens
 from desktop.ui.markdown.segments import BLOCK_GAP, Segment, SegmentBuilder, body_segments
-from desktop.ui.markdown.tail_text import display_text
+from desktop.ui.markdown.tail_text import TailText
 from desktop.ui.markdown.theme import MarkdownTheme
 
 log = logging.getLogger(__name__)
@@ -107,6 +107,7 @@ class StreamedBody:
         self._tail: list[Segment] = []  # the tail's Markdown part, rendered from [_tail_from, _tail_to)
         self._tail_from = -1
         self._tail_to = -1
+        self._tail_text = TailText()  # the rest after the tail's Markdown part, as plain text
         self._last_tail = 0.0
         self._behind_shown: tuple[list[Segment], list[Segment]] | None = None
         self._behind_at = 0.0
@@ -281,7 +282,8 @@ class StreamedBody:
             blank_before = content.endswith("\n\n", 0, self._tail_to)
             fenced = self.stream.open_fence and self._tail_to > start  # the fence's opening is above
             gap = BLOCK_GAP if (closed or tail) and blank_before else 0
-            tail.append(Segment("plain", display_text(rest, in_fence=fenced), gap))  # no raw syntax
+            shown = self._tail_text.show(content, self._tail_to, in_fence=fenced)  # no raw syntax
+            tail.append(Segment("plain", shown, gap))
         return self._keep((closed, tail))
 
     def finish(self, content: str) -> tuple[list[Segment], list[Segment]]:
