@@ -33,10 +33,12 @@ def _line(line: str) -> str:
         return ""
     line = _HEADING.sub("", line, count=1)
     line = _QUOTE.sub("", line, count=1) if line.lstrip().startswith(">") else line
-    line = _BULLET.sub(lambda m: f"{m.group(1)}• ", line, count=1)
-    line = _CODE.sub("", line)
-    line = _STRONG.sub("", line)
-    return _EM.sub("", line)
+    return _inline(_BULLET.sub(lambda m: f"{m.group(1)}• ", line, count=1))
+
+
+def _inline(text: str) -> str:
+    """``text`` without its emphasis and code markers (no rule here reads across a space)."""
+    return _EM.sub("", _STRONG.sub("", _CODE.sub("", text)))
 
 
 def display_text(text: str, *, in_fence: bool = False) -> str:
@@ -77,10 +79,6 @@ _CUT_FROM = 64
 """A line is cut no nearer its start than this (its start's markers are read whole)."""
 _CUT = re.compile(r" (?=[^\s\-*+#>_`~|\\])")
 """A place a line may be cut: a space before a character no rule reads as (part of) a marker."""
-
-
-def _inline(text: str) -> str:
-    return _EM.sub("", _STRONG.sub("", _CODE.sub("", text)))
 
 
 class TailText:
