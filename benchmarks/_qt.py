@@ -14,7 +14,6 @@ from typing import Any, TypeVar
 
 import httpx
 import PySide6  # noqa: F401  (the binding is imported before qasync so qasync picks PySide6)
-import qasync
 from PySide6.QtCore import QEvent, QMessageLogContext, QObject, Qt, QTimer, QtMsgType, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication, QMainWindow, QMdiArea, QWidget
 
@@ -25,6 +24,7 @@ from desktop.core.providers import driver_for
 from desktop.core.store import NodeState, new_node_state
 from desktop.testing import FakeProvider, Turn
 from desktop.ui.bridge import RuntimeBridge
+from desktop.ui.event_loop import new_event_loop
 from desktop.ui.gc_guard import GuiThreadCollector
 from desktop.ui.node.chat_node import ChatNodeWidget
 from desktop.ui.services import AppServices
@@ -71,7 +71,7 @@ def app_and_loop() -> tuple[QApplication, asyncio.AbstractEventLoop]:
         # collections put off while frames render. Benchmarks measure the app as it runs.
         _collector = GuiThreadCollector(app)
     if _loop is None or _loop.is_closed():
-        _loop = qasync.QEventLoop(app)
+        _loop = new_event_loop(app)
     asyncio.set_event_loop(_loop)
     return app, _loop
 

@@ -349,7 +349,7 @@ async def _stream_child(project: Path, config: Path, minutes: int, minute_s: flo
 
 
 def _child_main(argv: Sequence[str]) -> int:
-    import qasync
+    from desktop.ui.event_loop import new_event_loop
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks.memory")
     parser.add_argument("mode", choices=["open", "stream"])
@@ -366,7 +366,7 @@ def _child_main(argv: Sequence[str]) -> int:
         coro = _open_child(args.project, args.config, args.close, args.settle)
     else:
         coro = _stream_child(args.project, args.config, args.minutes, args.minute_s, args.deltas)
-    with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+    with asyncio.Runner(loop_factory=lambda: new_event_loop(app)) as runner:
         result = runner.run(coro)
     print(json.dumps(result), flush=True)
     return 0

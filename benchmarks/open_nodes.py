@@ -88,11 +88,11 @@ def write_project(folder: Path, nodes: int, messages: int) -> int:
 def open_project_child(project: Path, config: Path) -> dict[str, float]:
     """In a fresh process: open ``project`` in the app's main window; ms to first paint and RSS (MB)."""
     import psutil  # type: ignore[import-untyped]
-    import qasync
     from PySide6.QtCore import QEvent, QObject, QTimer
     from PySide6.QtWidgets import QApplication
 
     from desktop.app import create_main_window
+    from desktop.ui.event_loop import new_event_loop
     from desktop.ui.theme import apply_theme
 
     app = QApplication(["chatnodes-bench"])
@@ -140,7 +140,7 @@ def open_project_child(project: Path, config: Path) -> dict[str, float]:
         async with asyncio.timeout(30.0):
             await closed
 
-    with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+    with asyncio.Runner(loop_factory=lambda: new_event_loop(app)) as runner:
         runner.run(main())
     return out
 

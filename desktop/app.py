@@ -466,8 +466,7 @@ def _run_loop(app: QApplication, window: MainWindow, context: AppContext, *, clo
     """
     import asyncio
 
-    import qasync
-
+    from desktop.ui.event_loop import new_event_loop
     from desktop.ui.theme import apply_theme, current_scheme, follow_system_scheme, system_scheme
 
     async def run() -> int:
@@ -491,7 +490,7 @@ def _run_loop(app: QApplication, window: MainWindow, context: AppContext, *, clo
         return 0
 
     def loop_factory() -> asyncio.AbstractEventLoop:
-        loop: asyncio.AbstractEventLoop = qasync.QEventLoop(app)
+        loop = new_event_loop(app)
         return loop
 
     with asyncio.Runner(loop_factory=loop_factory) as runner:

@@ -33,13 +33,13 @@ import tempfile
 from pathlib import Path
 
 import PySide6  # noqa: F401  (the binding before qasync)
-import qasync
 from PySide6.QtCore import QRect
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QApplication, QPushButton, QWidget
 
 from desktop.app import DEMO_FIRST_PROMPT, make_context
 from desktop.screenshots._support import grab, memory_keyring, settle, visible_child, wait_until
+from desktop.ui.event_loop import new_event_loop
 
 log = logging.getLogger(__name__)
 
@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     saved = os.environ.get(DATA_DIR_ENV)
     os.environ[DATA_DIR_ENV] = str(data)  # the search index: a temporary one, never the user's
     try:
-        with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+        with asyncio.Runner(loop_factory=lambda: new_event_loop(app)) as runner:
             files = runner.run(render_screenshots(args.out_dir, only=only))
     finally:
         if saved is None:

@@ -8,8 +8,9 @@ fire back to back and render in one go, however long that took. ``FrameScheduler
 all transcripts (``frame_scheduler()``): ``request(key, callback)`` asks for ``callback()`` at the
 next tick (once, however often it is requested), and a tick runs pending callbacks in request order
 until ``budget_ms`` has been spent; the rest run at the next tick, ``resume_ms`` later, so timers,
-input and socket reads get the event loop in between. The callbacks served last go to the back of
-the queue when they ask again, so no node starves.
+input and socket reads get the event loop in between. A callback whose recent cost would take the
+tick past its budget is not started (unless it is the tick's first): it comes first in the next tick.
+The callbacks served last go to the back of the queue when they ask again, so no node starves.
 
 Frame pacing: a tick that costs more (together with the paint it causes) than 1/``PACE`` of the
 frame interval pushes the next tick further out, up to ``MAX_FRAME_MS``. Streaming one slow answer
@@ -79,6 +80,8 @@ BACKGROUND_MS = FRAME_MS
 """Delay of a tick that only has background work (colouring) to do: at most one such frame per
 frame interval (each colouring step that finishes a code block lays it out and paints it again)."""
 
+_MAX_COSTS = 512
+
 _scheduler: FrameScheduler | None = None
 
 
@@ -99,6 +102,7 @@ class FrameScheduler(QObject):
         self._pending: dict[Hashable, Callable[[], None]] = {}
         self._soon: set[Hashable] = set()  # pending requests that catch up with a backlog
         self._background: dict[Hashable, Callable[[], None]] = {}
+        self._costs: dict[Hashable, float] = {}  # each key's recent cost of a callback (s, averaged)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setTimerType(Qt.TimerType.PreciseTimer)
@@ -175,14 +179,22 @@ class FrameScheduler(QObject):
         limit = self.budget_ms / 1000.0
         self.deadline = start + limit
         batch = list(self._pending)  # what asks again while being served waits for the next tick
-        for i, key in enumerate(batch):
+        costs = self._costs
+        served = 0
+        for key in batch:
+            if served and time.perf_counter() - start + costs.get(key, 0.0) > limit:
+                break  # it would overrun the budget: it comes first in the next tick
             callback = self._pending.pop(key, None)
             if callback is None:
                 continue
             self._soon.discard(key)
+            began = time.perf_counter()
             _run(key, callback)
-            if i + 1 < len(batch) and time.perf_counter() - start >= limit:
-                break
+            cost = time.perf_counter() - began
+            costs[key] = cost if key not in costs else 0.5 * (costs[key] + cost)
+            served += 1
+        if len(costs) > _MAX_COSTS:  # keys are ids: forget the views long gone
+            costs.clear()
         if not self._pending:
             for key in list(self._background):
                 if time.perf_counter() - start >= limit:

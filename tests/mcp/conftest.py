@@ -36,12 +36,12 @@ def qloop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
     ``processEvents`` crashed on its timer object.
     """
     import PySide6  # noqa: F401  (import the binding before qasync so it picks PySide6)
-    import qasync  # type: ignore[import-untyped]
 
+    from desktop.ui.event_loop import new_event_loop
     from desktop.ui.gc_guard import GuiThreadCollector, release_loop_timers
 
     collector = GuiThreadCollector(qapp)
-    loop = qasync.QEventLoop(qapp, already_running=False)
+    loop = new_event_loop(qapp)
     asyncio.set_event_loop(loop)
     asyncio.events._set_running_loop(loop)
     try:
@@ -49,6 +49,7 @@ def qloop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
     finally:
         for task in [t for t in asyncio.all_tasks(loop) if not t.done()]:
             task.cancel()
+        loop.run_due()  # the cancelled tasks' cleanup, and the callbacks it schedules
         asyncio.events._set_running_loop(None)
         asyncio.set_event_loop(None)
         loop.close()

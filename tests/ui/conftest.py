@@ -17,7 +17,6 @@ from typing import Any
 
 import PySide6  # noqa: F401  (import the binding before qasync so it picks PySide6)
 import pytest
-import qasync
 
 
 @pytest.fixture(autouse=True)
@@ -44,9 +43,10 @@ def collect_on_gui_thread(qapp: Any) -> Iterator[None]:
 def qloop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
     """A qasync event loop driven by the Qt event loop that pytest-qt runs while waiting."""
     from desktop.app import track_async_generators
+    from desktop.ui.event_loop import new_event_loop
     from desktop.ui.gc_guard import release_loop_timers
 
-    loop = qasync.QEventLoop(qapp, already_running=False)
+    loop = new_event_loop(qapp)
     asyncio.set_event_loop(loop)
     hooks = sys.get_asyncgen_hooks()
     track_async_generators(loop)  # as desktop.app does
@@ -68,6 +68,7 @@ def qloop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
         closing = loop.create_task(loop.shutdown_asyncgens())  # what asyncio.Runner does at exit
         while not closing.done() and time.monotonic() < deadline:
             qapp.processEvents()
+        loop.run_due()  # the callbacks the last steps scheduled (a transport's close ends in one)
         sys.set_asyncgen_hooks(*hooks)
         asyncio.events._set_running_loop(None)
         asyncio.set_event_loop(None)

@@ -259,6 +259,41 @@ def test_one_frame_budget_is_shared_by_every_streamed_body(qapp: Any, monkeypatc
     monkeypatch.undo()
 
 
+def test_a_tick_does_not_start_a_callback_its_recent_cost_would_overrun(qapp: Any, monkeypatch: Any) -> None:
+    from desktop.ui.frames import FrameScheduler
+
+    clock = [1000.0]
+    monkeypatch.setattr("desktop.ui.frames.time.perf_counter", lambda: clock[0])
+    sched = FrameScheduler(interval_ms=16, budget_ms=3.0, resume_ms=16)
+    ran: list[str] = []
+
+    def work(key: str, ms: float) -> Any:
+        def run() -> None:
+            ran.append(key)
+            clock[0] += ms / 1000.0
+
+        return run
+
+    def ask() -> None:
+        for key, ms in (("a", 2.0), ("b", 2.0), ("c", 0.5)):
+            sched.request(key, work(key, ms))
+
+    ask()
+    sched.tick()
+    assert ran == ["a", "b"]  # b's cost was not known yet: the tick ran 4 ms
+    ran.clear()
+    ask()
+    sched.tick()
+    assert ran == ["c", "a"]  # c waited since the last tick; a fits after it; b (2 ms more) would not
+    assert sched.is_pending("b")
+    ran.clear()
+    sched.tick()
+    assert ran[0] == "b"  # first in the next tick
+    for key in "abc":
+        sched.cancel(key)
+    monkeypatch.undo()
+
+
 def test_older_messages_go_into_pages_in_order(qtbot: Any, make_env: Any) -> None:
     from PySide6.QtCore import QPoint
 

@@ -1,0 +1,93 @@
+"""The app's asyncio loop on Qt (``desktop.ui.event_loop``): cancelled timers stop at once.
+
+qasync alone keeps the Qt timer of every cancelled ``call_later`` running until it is due: each
+``asyncio.timeout`` around a read of a streamed answer left one behind for the stall timeout (60 s),
+33,000 of them after eight answers, and every timer started or stopped meanwhile paid for them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import PySide6  # noqa: F401  (the binding before qasync)
+import pytest
+import qasync  # type: ignore[import-untyped]
+
+from desktop.ui.event_loop import EventLoop, new_event_loop
+
+
+def test_a_cancelled_timer_stops_its_qt_timer(qapp: Any) -> None:
+    loop = new_event_loop(qapp)
+    assert isinstance(loop, EventLoop)
+    try:
+        handles = [loop.call_later(60.0, print) for _ in range(100)]
+        assert loop.pending_timers() == 100
+        assert all(isinstance(h, asyncio.TimerHandle) for h in handles)
+        assert handles[0].when() == pytest.approx(loop.time() + 60.0, abs=1.0)
+        for handle in handles:
+            handle.cancel()
+        assert loop.pending_timers() == 0
+        handles[0].cancel()  # twice: nothing more
+    finally:
+        loop.close()
+
+
+def test_qasync_alone_keeps_the_timers_of_cancelled_handles(qapp: Any) -> None:
+    """Why the subclass exists (if this fails, qasync fixed it upstream and the subclass may go)."""
+    loop = qasync.QEventLoop(qapp, already_running=False)
+    try:
+        for _ in range(10):
+            loop.call_later(60.0, print).cancel()
+        assert len(loop._timer._SimpleTimer__callbacks) == 10
+    finally:
+        loop.close()
+        from desktop.ui.gc_guard import release_loop_timers
+
+        release_loop_timers(loop)
+
+
+def test_timeouts_around_reads_leave_no_timer_behind(qloop: asyncio.AbstractEventLoop, arun: Any) -> None:
+    assert isinstance(qloop, EventLoop)
+
+    async def read_many() -> int:
+        got = 0
+        for _ in range(200):
+            async with asyncio.timeout(60.0):  # what the stream reader wraps around each chunk
+                await asyncio.sleep(0)
+            got += 1
+        return got
+
+    assert arun(read_many()) == 200
+    assert qloop.pending_timers() <= 1  # at most the waiting helper's own
+
+
+def test_due_callbacks_run_in_order_and_report_their_errors(
+    qloop: asyncio.AbstractEventLoop, qtbot: Any
+) -> None:
+    ran: list[str] = []
+    errors: list[dict[str, Any]] = []
+    qloop.set_exception_handler(lambda _loop, context: errors.append(context))
+
+    def boom() -> None:
+        raise ValueError("broken callback")
+
+    qloop.call_later(0.02, ran.append, "later")
+    qloop.call_soon(ran.append, "soon")
+    qloop.call_soon(boom)
+    qloop.call_soon(ran.append, "after the error")
+    skipped = qloop.call_later(0.01, ran.append, "cancelled")
+    skipped.cancel()
+    qtbot.waitUntil(lambda: "later" in ran, timeout=5_000)
+    assert ran == ["soon", "after the error", "later"]
+    assert len(errors) == 1 and isinstance(errors[0]["exception"], ValueError)
+    assert qloop.pending_timers() == 0
+
+
+def test_closing_the_loop_stops_every_timer(qapp: Any) -> None:
+    loop = new_event_loop(qapp)
+    loop.call_later(3600.0, print)
+    loop.call_soon(print)
+    assert loop.pending_timers() == 2
+    loop.close()
+    assert loop.pending_timers() == 0
