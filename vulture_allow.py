@@ -28,6 +28,8 @@ _.completion_visible  # node.input
 _.ticks  # frames
 _.is_pending  # frames
 _.pending_count  # frames
+_.run_due  # EventLoop: the Qt tests' fixtures close the loop after it
+_.pending_timers  # EventLoop
 _.trims  # gc_guard.Collector: heap trims run (the collector tests count them)
 _.set_key  # settings.dialog
 _.line_count  # markdown.textflow
