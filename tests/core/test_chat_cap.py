@@ -126,15 +126,16 @@ def test_d9_split_returns_dropped_messages_that_archive_losslessly() -> None:
 texts = st.text(st.characters(codec="utf-8"), max_size=40) | st.sampled_from(
     ["", '"\\\n\t\x00\x7f\u2028', "é€😀"]
 )
+long_texts = st.text(st.characters(codec="utf-8"), min_size=512, max_size=900)  # kept by ``_quoted``
 ints = st.integers(min_value=0, max_value=10**15)
 calls_st = st.builds(ToolCall, id=texts, name=texts, args_json=texts, result=st.none() | texts)
 messages_st = st.builds(
     ChatMessage,
     id=texts.filter(bool),
     role=st.sampled_from(["user", "assistant", "system", "tool", "note"]),
-    content=texts,
+    content=texts | long_texts,
     ts=ints,
-    thinking=st.none() | texts,
+    thinking=st.none() | texts | long_texts,
     thinking_blocks=st.none()
     | st.lists(st.fixed_dictionaries({"type": texts, "thinking": texts}), max_size=2),
     tool_calls=st.none() | st.lists(calls_st, max_size=2),

@@ -370,7 +370,7 @@ def test_todays_loader_reads_the_active_path_of_a_new_file(tmp_path: Path) -> No
     pkg = tmp_path / "oldpkg"
     pkg.mkdir()
     here = ROOT / "desktop/core/chat"
-    for name in ("_appliers.py", "types.py"):
+    for name in ("_appliers.py", "_quoted.py", "types.py"):
         (pkg / name).write_text((here / name).read_text())
     (pkg / "_codec.py").write_text(old_codec)
     (pkg / "__init__.py").write_text("")

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from ._appliers import Conversation
 from ._codec import _JSON, _KNOWN_MESSAGE_KEYS, _call_to_dict, _encode_conversation
+from ._quoted import quoted_size
 from .types import ROLES, ChatMessage
 
 __all__ = ["DEFAULT_MAX_BYTES", "split_for_cap", "cap_conversation_messages", "serialize_conversation"]
@@ -54,22 +55,22 @@ def _cached_str_size(text: str) -> int:
 def _message_size(msg: ChatMessage) -> int:
     """UTF-8 size of ``_JSON.encode(message_to_dict(msg))``, computed without building the text.
 
-    The common fields are measured directly (one C escape per string); nested structures, which
-    are rare, are encoded. A property test pins the equality with the real encoding.
+    The common fields are measured directly (one C escape per string; a long text's size comes
+    from ``_quoted``'s cache); nested structures, which are rare, are encoded. A property test pins
+    the equality with the real encoding.
     """
-    quoted = _quote(msg.content)
     size = (
         _MSG_FIXED
         + _str_size(msg.id)
         + _ROLE_SIZES[msg.role]
-        + (len(quoted) if quoted.isascii() else len(quoted.encode("utf-8", "surrogatepass")))
+        + quoted_size(msg.content, (msg.id, "content"))
         + len(str(msg.ts))
         + (4 if msg.stopped else 5)
     )
     if msg.model is not None:
         size += _KEY_SIZES["model"] + _cached_str_size(msg.model)
     if msg.thinking is not None:
-        size += _KEY_SIZES["thinking"] + _str_size(msg.thinking)
+        size += _KEY_SIZES["thinking"] + quoted_size(msg.thinking, (msg.id, "thinking"))
     if msg.thinking_blocks is not None:
         size += _KEY_SIZES["thinkingBlocks"] + _encoded_size(_JSON.encode(msg.thinking_blocks))
     if msg.tool_calls is not None:

@@ -8,11 +8,11 @@ codec refuses) is written as U+FFFD.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from typing import Any, cast
 
 from ._appliers import Conversation, is_valid_role, new_id, now_ms
+from ._quoted import BIG, quoted, repair_surrogates
 from .types import ROLES, TOOL_STATUSES, ChatMessage, Role, ToolCall, Usage
 
 __all__ = [
@@ -28,18 +28,8 @@ __all__ = [
 FORMAT_VERSION = 2
 
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def repair_surrogates(text: str) -> str:
-    """``text`` with every UTF-16 surrogate code point replaced by U+FFFD (``text`` itself when none).
-
-    Python strings can hold lone surrogates (``json.loads('"\\ud83d"')``), which no UTF-8 encoder
-    accepts; a replacement keeps the byte length (3) so size estimates stay exact.
-    """
-    if text.isascii() or _SURROGATE.search(text) is None:
-        return text
-    return _SURROGATE.sub("\ufffd", text)
 
 
 _KNOWN_MESSAGE_KEYS = frozenset(
@@ -258,15 +248,31 @@ def conversation_to_json(conv: Conversation) -> str:
 
 
 def _encode_conversation(conv: Conversation, messages: Sequence[ChatMessage]) -> str:
-    text = _JSON.encode(
-        {
-            "v": FORMAT_VERSION,
-            "id": conv.id,
-            "createdAt": conv.created_at,
-            "messages": [message_to_dict(m) for m in messages],
-        }
-    )
-    return repair_surrogates(text)
+    head = _JSON.encode({"v": FORMAT_VERSION, "id": conv.id, "createdAt": conv.created_at})
+    body = ",".join(message_json(m) for m in messages)
+    return f'{repair_surrogates(head[:-1])},"messages":[{body}]}}'
+
+
+def message_json(msg: ChatMessage) -> str:
+    """``message_to_dict(msg)`` as compact JSON (non-ASCII kept, lone surrogates as U+FFFD).
+
+    The literals of long texts (an answer, its thinking) come from ``_quoted``'s cache: the same
+    text is escaped once, not again by every save (see that module); the small members around them
+    are encoded together, in order.
+    """
+    parts: list[str] = []
+    small: dict[str, Any] = {}
+    for key, value in message_to_dict(msg).items():
+        if isinstance(value, str) and len(value) >= BIG:
+            if small:
+                parts.append(repair_surrogates(_JSON.encode(small)[1:-1]))
+                small = {}
+            parts.append(f"{quoted(key)}:{quoted(value, (msg.id, key))}")
+        else:
+            small[key] = value
+    if small:
+        parts.append(repair_surrogates(_JSON.encode(small)[1:-1]))
+    return "{" + ",".join(parts) + "}"
 
 
 def deserialize_conversation(text: str | bytes) -> Conversation:
