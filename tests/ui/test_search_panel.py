@@ -21,7 +21,8 @@ def _indexed(qtbot: Any, window: Any) -> None:
     """Save the project and wait until the index took it in."""
     assert window.save_project()
     qtbot.waitUntil(lambda: window.search.service is not None, timeout=10_000)
-    qtbot.waitUntil(lambda: window.search.service.wait_idle(0), timeout=20_000)
+    qtbot.waitUntil(lambda: not window.search.index_waiting and window.search.service.wait_idle(0),
+                    timeout=20_000)
 
 
 def _search(qtbot: Any, window: Any, text: str) -> QListView:
@@ -171,3 +172,25 @@ def test_enter_right_after_typing_opens_the_first_hit_of_what_was_typed(
     message_id = target.conversation.messages[1].id
     qtbot.waitUntil(lambda: window.active_node() is target and _in_viewport(target, message_id),
                     timeout=10_000)
+
+
+def test_a_save_while_a_node_streams_is_indexed_once_the_run_ends(
+    qtbot: Any, open_window: Any, fake: FakeProvider, tmp_path: Path
+) -> None:
+    """Indexing holds the GIL for tens to hundreds of ms: it waits until no node streams (issue 28)."""
+    window = open_with_fake(open_window, fake, tmp_path)
+    _indexed(qtbot, window)
+    runner = window.nodes()[0]
+    fake.script(Turn(text="A slow answer.", delay_first_byte=1.0))
+    runner.submit("go")
+    qtbot.waitUntil(runner.is_busy, timeout=5_000)
+    seed(window, "Zoo", "a capybara question", "Capybaras are the largest rodents.")
+    assert window.save_project()
+    assert window.search.index_waiting  # a node streams: the snapshot is not handed to the indexer yet
+    assert window.search.service.wait_idle(0)
+    qtbot.waitUntil(lambda: not runner.is_busy(), timeout=10_000)
+    qtbot.waitUntil(lambda: not window.search.index_waiting, timeout=5_000)
+    _indexed(qtbot, window)
+    focus(window, runner)
+    hit = _hit(_search(qtbot, window, "capybara"))
+    assert hit.node_title == "Zoo"

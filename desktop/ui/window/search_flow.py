@@ -4,6 +4,13 @@
 written and queried off the GUI thread) once the context's services are loaded: each save hands it a
 snapshot of the project (``snapshot_project``: a copy of each node's message list, the only GUI-thread
 work), each opened project is caught up from its files. Its callbacks come back as queued signals.
+
+The snapshot waits while the window streams (a node runs, or a render is pending), for
+``MAX_INDEX_WAIT_S`` at most: indexing a save (scrubbing, normalising and splitting every changed
+message, half-streamed answers among them) holds the GIL for 50-480 ms of CPU, paced or not, and the
+GUI thread, which needs it at every paint and slot, froze for 100-260 ms at a time while eight nodes
+streamed (issue 28). A newer save replaces a waiting snapshot; a closed window drops it (the next
+start catches up from the files).
 A missing, stale or damaged index is rebuilt by the service in the background; the panel's status line
 shows the progress, or "Search unavailable: <reason>" (a locked or read-only data folder).
 
@@ -16,25 +23,32 @@ find the node (reopening a closed one), load the archive when the message is the
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtCore import QObject, Qt, Signal, SignalInstance
+from PySide6.QtCore import QObject, Qt, QTimer, Signal, SignalInstance
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMainWindow, QMenu
 
+from desktop.ui.frames import frame_scheduler
 from desktop.ui.search.panel import SearchPanel
 from desktop.ui.window.chrome import make_action
 
 if TYPE_CHECKING:
-    from desktop.core.search import IndexStatus, SearchHit, SearchQuery, SearchService
+    from desktop.core.search import IndexStatus, ProjectSnapshot, SearchHit, SearchQuery, SearchService
     from desktop.ui.context import AppContext
     from desktop.ui.window.node_area import NodeArea
     from desktop.ui.window.project_controller import ProjectController
 
-__all__ = ["SearchFlow", "SearchHost"]
+__all__ = ["INDEX_POLL_MS", "MAX_INDEX_WAIT_S", "SearchFlow", "SearchHost"]
 
 log = logging.getLogger(__name__)
+
+INDEX_POLL_MS = 250
+"""How often a waiting snapshot checks whether the window stopped streaming."""
+MAX_INDEX_WAIT_S = 30.0
+"""The longest a snapshot waits for the window to stop streaming (then it is indexed anyway)."""
 
 
 class SearchHost(Protocol):
@@ -68,6 +82,12 @@ class SearchFlow(QObject):
         super().__init__(window)
         self._host = host
         self.service: SearchService | None = None
+        self._waiting: ProjectSnapshot | None = None
+        self._waiting_since = 0.0
+        self._index_timer = QTimer(self)
+        self._index_timer.setSingleShot(True)
+        self._index_timer.setInterval(INDEX_POLL_MS)
+        self._index_timer.timeout.connect(self._hand_over)
         self.panel = SearchPanel(window, lambda: host.projects.folder)
         window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.panel)
         self.panel.hide()
@@ -109,6 +129,8 @@ class SearchFlow(QObject):
     def close(self) -> None:
         """Stop the service's threads (the window closed); waiting updates are caught up next start."""
         service, self.service = self.service, None
+        self._waiting = None
+        self._index_timer.stop()
         if service is not None:
             service.close()
 
@@ -120,7 +142,8 @@ class SearchFlow(QObject):
         self.panel.open_panel()
 
     def project_saved(self) -> None:
-        """Hand the saved project to the index (a snapshot; the indexing runs on the writer thread)."""
+        """Hand the saved project to the index (a snapshot; the indexing runs on the writer thread
+        once the window stops streaming: see the module doc)."""
         folder = self._host.projects.folder
         if self.service is None or folder is None:
             return
@@ -131,7 +154,31 @@ class SearchFlow(QObject):
         project = self._host.projects.current_project()
         # The recently closed nodes are found too (a hit reopens them).
         project = replace(project, nodes=[*project.nodes, *project.closed])
-        self.service.project_saved(snapshot_project(folder, project))
+        if self._waiting is None:
+            self._waiting_since = time.monotonic()
+        self._waiting = snapshot_project(folder, project)
+        self._hand_over()
+
+    @property
+    def index_waiting(self) -> bool:
+        """True while a saved project's snapshot waits for the window to stop streaming."""
+        return self._waiting is not None
+
+    def _hand_over(self) -> None:
+        snapshot = self._waiting
+        if snapshot is None or self.service is None:
+            return
+        if self._streaming() and time.monotonic() - self._waiting_since < MAX_INDEX_WAIT_S:
+            self._index_timer.start()
+            return
+        self._waiting = None
+        self.service.project_saved(snapshot)
+
+    def _streaming(self) -> bool:
+        """A node runs or a stream's render is pending: the GUI thread needs the GIL."""
+        if frame_scheduler().foreground_count() > 0:
+            return True
+        return any(node.is_busy() for node in self._host.node_area.nodes())
 
     def _on_status(self, status: IndexStatus) -> None:
         self.panel.set_index_status(status)
