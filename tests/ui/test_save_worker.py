@@ -185,3 +185,40 @@ def test_back_to_back_long_answers_keep_the_history_cap(
     qtbot.waitUntil(lambda: rounds[0] == 6, timeout=60_000)
     qtbot.waitUntil(lambda: not window.projects.writer.busy, timeout=10_000)
     assert len(node.conversation.messages) <= 5, counts  # the note and the last exchanges, not all 12
+
+
+
+def test_a_background_save_trimming_several_nodes_gives_them_their_trims_one_per_turn(
+        qtbot: Any, open_window: Any, tmp_path: Path) -> None:
+    """Eight long nodes trimmed by one save froze the window ~40 ms when all took it in at once."""
+    project = tmp_path / "p"
+    nodes = []
+    for n in range(3):  # each over the default 200 KiB cap: the window's first save archives their oldest
+        messages = [ChatMessage(f"n{n}m{i}", "user" if i % 2 == 0 else "assistant", f"{n}/{i} " + "y" * 9000,
+                                1_764_547_200_000 + i) for i in range(40)]
+        nodes.append(NodeState(id=f"n{n}", title=f"Long {n}", conversation=Conversation(f"c{n}", messages)))
+    store = ProjectStore(project, history_cap_bytes=10**9)
+    store.save(Project(nodes=nodes))
+    store.release()
+    window = open_window(project, tmp_path / "config")
+    controller = window.projects
+    waiting_after_delivery: list[int] = []
+    started: list[bool] = []
+
+    def delivered() -> None:  # right after the outcome: ask for the next save at once
+        waiting_after_delivery.append(len(controller.trims))
+        controller.autosave_now()
+        started.append(controller.writer.busy)
+
+    controller.saved.connect(delivered)
+    with qtbot.waitSignal(controller.saved, timeout=20_000):
+        _autosave(qtbot, window)
+    assert waiting_after_delivery == [3]  # none taken in during the delivery itself
+    assert started == [False] and controller.autosave.isActive()  # the next save waits for them
+    qtbot.waitUntil(lambda: not len(controller.trims), timeout=5_000)
+    for node in window.nodes():  # each took its trim in: the archive's note first, the oldest gone
+        ids = [m.id for m in node.conversation.messages]
+        assert f"{node.node_id}m0" not in ids and node.conversation.messages[0].role == "note"
+    controller.saved.disconnect(delivered)
+    assert window.save_project()  # the explicit save trims nothing more: the nodes are at the cap
+    assert not len(controller.trims)

@@ -25,6 +25,7 @@ from desktop.ui.window.closed_nodes import ClosedNodes
 from desktop.ui.window.export_flow import ask_export_path, export_markdown
 from desktop.ui.window.node_area import NodeArea, new_node_state
 from desktop.ui.window.save_worker import SaveJob, SaveWorker
+from desktop.ui.window.trim_queue import TrimQueue
 
 if TYPE_CHECKING:
     from desktop.core.chat.types import ChatMessage
@@ -88,8 +89,9 @@ class ProjectController(QObject):
         self.autosave = QTimer(self)
         self.autosave.setSingleShot(True)
         self.autosave.setInterval(AUTOSAVE_DELAY_MS)
-        self.writer = SaveWorker(self, self._written)
+        self.writer = SaveWorker(self, lambda job: self._written(job, at_once=False))
         """Writes the autosave of a long project on a worker thread (``save_worker``)."""
+        self.trims = TrimQueue(self, area.node)  # a background save's trims: one node per turn
         self.autosave.timeout.connect(self.autosave_now)
         area.changed.connect(self.schedule_save)
         area.run_finished.connect(self.autosave_now)
@@ -126,7 +128,7 @@ class ProjectController(QObject):
                              "again (File → Export keeps a copy meanwhile).", "error", "projectSwitchBanner")
                 return
             self.store.release()
-            self._area.clear()
+            self._close_nodes()
         context = self._context()
         store = ProjectStore(folder, history_cap_bytes=context.effective_settings().history_cap_bytes,
                              grants=context.grants)
@@ -258,7 +260,7 @@ class ProjectController(QObject):
         folder = store.folder
         store.release()
         self.store = None  # nothing to save: this window could not write, the other one did
-        self._area.clear()
+        self._close_nodes()
         self.open(folder)
         return self.store is not None and not self.store.read_only
 
@@ -344,19 +346,27 @@ class ProjectController(QObject):
         except Exception:  # noqa: BLE001 - a slot: never into the Qt loop; the next save tries again
             log.exception("the autosave could not start")
 
+    def _close_nodes(self) -> None:
+        self.trims.clear()
+        self._area.clear()
+
     def _to_save(self) -> tuple[ProjectStore, Project] | None:
         store = self.store
+        if len(self.trims):  # every save sees what the one before trimmed: once the nodes took it in
+            self.schedule_save()
+            return None
         return None if store is None or store.read_only else (store, self.current_project())
 
     def _write(self, *, force: bool = False) -> bool:
         store = self.store
         if store is None or store.read_only:
             return False  # read-only: the banner says so; the other window or instance is the writer
+        self.trims.flush()
         job = SaveJob(store, self.current_project(), force=force)
         job.run()
         return self._written(job)
 
-    def _written(self, job: SaveJob) -> bool:
+    def _written(self, job: SaveJob, *, at_once: bool = True) -> bool:
         """Show what a save did (its trims applied) or why it failed (a banner); on the GUI thread."""
         from desktop.core.store import ProjectChangedError
 
@@ -370,7 +380,7 @@ class ProjectController(QObject):
             self._banner(f"The project could not be saved: {self._context().scrub(str(job.error))}",
                          "error", "saveErrorBanner")
             return False
-        self._apply_result(job.result)
+        self._apply_result(job.result, at_once)
         stale = self._banners.find("saveErrorBanner")
         if stale is not None:
             stale.dismiss()
@@ -389,12 +399,9 @@ class ProjectController(QObject):
         self.writer.wait()
         self._write(force=True)
 
-    def _apply_result(self, result: SaveResult) -> None:
+    def _apply_result(self, result: SaveResult, at_once: bool = True) -> None:
         """Show what a save did: trimmed histories (open and closed nodes), closed nodes archived."""
-        for node_id, info in result.trimmed.items():
-            node = self._area.node(node_id)
-            if node is not None:
-                node.apply_saved(info)
+        self.trims.put(result.trimmed, at_once=at_once)  # a background save's: one node per turn
         self.closed.apply_saved(result.trimmed)
         self.closed.drop(result.evicted)
 
@@ -406,7 +413,7 @@ class ProjectController(QObject):
         folder = store.folder
         store.release()
         self.store = None  # the other program's file wins: nothing of this window's state is written
-        self._area.clear()
+        self._close_nodes()
         self.open(folder)
 
     def schedule_save(self) -> None:
