@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -84,3 +85,22 @@ def test_the_cache_keeps_at_most_its_bound(monkeypatch: pytest.MonkeyPatch) -> N
     assert _quoted._chars == sum(len(literal) for _text, literal, _size in _quoted._cache.values())
     message_json(answer("answer 99 " * 200, mid="m99"))  # a hit moves nothing out
     assert list(_quoted._cache)[-1] in {("m99", "content"), ("m99", "custom")}
+
+
+def test_a_save_keeps_only_the_literals_it_wrote(tmp_path: Path) -> None:
+    """The cache holds about what project.json holds: an archived or deleted message's text goes."""
+    from desktop.core.store import NodeState, Project, ProjectStore
+
+    def node(nid: str, count: int) -> NodeState:
+        msgs = [ChatMessage(f"{nid}-{i}", "user" if i % 2 == 0 else "assistant", f"{nid} {i} " + "z" * 900,
+                            1_764_547_200_000 + i) for i in range(count)]
+        return NodeState(id=nid, title=nid, conversation=Conversation(f"c-{nid}", msgs))
+
+    store = ProjectStore(tmp_path / "p")
+    store.save(Project(nodes=[node("a", 6), node("b", 4)]))
+    keys = {key for key in _quoted._cache if key[0][:2] in {"a-", "b-"}}
+    assert len(keys) == 10
+    store.save(Project(nodes=[node("a", 6)]))  # node b deleted
+    assert {key for key in _quoted._cache if key[0][:2] in {"a-", "b-"}} == {
+        key for key in keys if key[0].startswith("a-")}
+    store.release()

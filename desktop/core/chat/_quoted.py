@@ -10,8 +10,10 @@ the saves took 30-90 ms each and the window, still streaming the other answers, 
 at a time (issue 28). A message's text does not change once it is written, so its literal and the
 literal's UTF-8 size are kept here, keyed by the message's id and the field: a hit is the same ``str``
 object (or an equal one, read again from disk); a changed text (an answer still streaming when it was
-saved) replaces its entry, so a message holds one entry at most. At most ``MAX_CHARS`` characters of
-literals are kept, the least recently used leave first.
+saved) replaces its entry, so a message holds one entry at most. The cache lives from one save to the
+next: ``ProjectStore.save`` calls :func:`sweep` when it is done, which drops what that save did not
+use (messages archived, closed or deleted: their texts are freed with them), so it holds about what
+``project.json`` holds; ``MAX_CHARS`` bounds it besides (the least recently used leave first).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import re
 import threading
 from collections import OrderedDict
 
-__all__ = ["BIG", "MAX_CHARS", "quoted", "quoted_size", "repair_surrogates"]
+__all__ = ["BIG", "MAX_CHARS", "quoted", "quoted_size", "repair_surrogates", "sweep"]
 
 BIG = 512
 """Texts from this many characters are kept; shorter ones cost less to escape than to look up."""
@@ -33,6 +35,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _lock = threading.Lock()  # the save worker and the GUI thread (a short project's save) both use it
 _cache: OrderedDict[tuple[str, str], tuple[str, str, int]] = OrderedDict()  # key -> text, literal, size
 _chars = 0
+_used: set[tuple[str, str]] = set()  # the keys asked for since the last sweep
 
 
 def repair_surrogates(text: str) -> str:
@@ -58,6 +61,7 @@ def _entry(text: str, key: tuple[str, str] | None) -> tuple[str, int]:
         return literal, _utf8_size(literal)
     global _chars
     with _lock:
+        _used.add(key)
         hit = _cache.get(key)
         if hit is not None and (hit[0] is text or hit[0] == text):
             _cache.move_to_end(key)
@@ -90,3 +94,14 @@ def quoted(text: str, key: tuple[str, str] | None = None) -> str:
 def quoted_size(text: str, key: tuple[str, str] | None = None) -> int:
     """The UTF-8 byte length of ``quoted(text, key)``."""
     return _entry(text, key)[1]
+
+
+def sweep() -> int:
+    """Drop the entries nobody asked for since the last sweep (a save is done); returns how many."""
+    global _chars
+    with _lock:
+        gone = [key for key in _cache if key not in _used]
+        for key in gone:
+            _chars -= len(_cache.pop(key)[1])
+        _used.clear()
+    return len(gone)

@@ -40,6 +40,7 @@ from ._codec import (
     message_to_dict,
     repair_surrogates,
 )
+from ._quoted import sweep as sweep_saved_literals
 from ._slash import SLASH_COMMANDS, SlashCommand, SlashCommandName, detect_slash_command
 
 __all__ = [
@@ -71,4 +72,5 @@ __all__ = [
     "repair_surrogates",
     "split_for_cap",
     "cap_conversation_messages",
+    "sweep_saved_literals",
 ]

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from ..chat.conversation import Conversation
+from ..chat.conversation import Conversation, sweep_saved_literals
 from ..chat.types import ChatMessage
 from ..config import GrantStore
 from ..files import (
@@ -410,6 +410,7 @@ class ProjectStore:
         closed = [self._cap(node, archived, trimmed) for node in kept_closed]
         repaired = self._doc.write(Project(version=project.version, nodes=nodes, extra=project.extra,
                                            closed=closed))
+        sweep_saved_literals()  # the literals of what left the file go (the rest serve the next save)
         with contextlib.suppress(OSError):
             self._archive.clear_pending()
         return SaveResult(archived, trimmed, repaired, self._store_grants(project, evicted), evicted)
