@@ -319,3 +319,33 @@ def test_switching_moves_only_the_nodes_in_sight_and_brings_each_back(
         assert n.parentWidget() is window.subwindow_of(n)
         qtbot.waitUntil(n.isVisible, timeout=10_000)
     assert nodes[2].chat_input.toPlainText() == "on the board"  # the same widget, its draft kept
+
+
+def test_the_minimap_follows_cards_moved_resized_and_added(
+    qtbot: Any, open_window: Any, fake: FakeProvider, tmp_path: Path
+) -> None:
+    """The minimap keeps its cards' extent and layer between paints: each change must still reach it."""
+    from PySide6.QtCore import QRectF
+
+    window = open_with_fake(open_window, fake, tmp_path)
+    node = window.nodes()[0]
+    view = _to_canvas(qtbot, window)
+    minimap = window.findChild(QWidget, "canvasMinimap")
+    assert minimap is not None and minimap.isVisible()
+    trigger(window, "fitAllAction")
+    card = _card(window, node)
+    before = minimap.grab().toImage()
+    board = minimap.board_rect()
+    grab = view.mapFromScene(card.rect().topLeft() + QPointF(60, 12))
+    _drag(qtbot, view, grab, grab + QPoint(300, 200))  # moved by the mouse
+    qtbot.waitUntil(lambda: minimap.board_rect().contains(card.rect()), timeout=5_000)
+    assert minimap.board_rect() != board and minimap.grab().toImage() != before
+    far = QRectF(card.rect().topLeft(), card.rect().size() * 6)  # resized in place
+    card.set_rect(far)
+    assert minimap.board_rect().contains(far)
+    other = window.add_node()  # added
+    qtbot.waitUntil(lambda: any(c.node is other for c in _items(window, "nodeCard")), timeout=5_000)
+    assert minimap.board_rect().contains(_card(window, other).rect())
+    shown = minimap.grab().toImage()
+    view.zoom_at(1.02)  # a zoom step over the same board: the frame moves, the cards stay drawn
+    assert minimap.grab().toImage() != shown

@@ -11,6 +11,7 @@ read and written through the project controller's extra hooks.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -359,7 +360,8 @@ class CanvasBoard(QObject):
     def _view_moved(self) -> None:
         self.minimap.update()
         zoom = self.view.zoom()
-        scale = 1.0 if zoom >= 0.9 else min(4.5, 0.9 / zoom)
+        # Labels grow in 10 % steps as the board zooms out: a zoom step re-lays out no edge in between.
+        scale = 1.0 if zoom >= 0.9 else min(4.5, 1.1 ** math.ceil(math.log(0.9 / zoom, 1.1)))
         for edge in self.edges:
             edge.set_text_scale(scale)
             if edge.parent_card is not None and edge.parent_card.live:

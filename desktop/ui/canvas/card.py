@@ -94,7 +94,10 @@ class NodeCard(QGraphicsObject):
         """Move and resize the card to ``rect``."""
         self.prepareGeometryChange()
         self._size = rect.size()
-        self.setPos(rect.topLeft())
+        if rect.topLeft() == self.pos():
+            self.geometry_live()  # a move tells the view through ``itemChange``; a resize in place here
+        else:
+            self.setPos(rect.topLeft())
         self.update()
 
     def boundingRect(self) -> QRectF:  # noqa: N802 (Qt API)

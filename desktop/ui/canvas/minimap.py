@@ -1,7 +1,9 @@
 """The minimap (object name ``canvasMinimap``): the whole board in a corner of the canvas.
 
 It draws every card as a small rectangle and the part of the board in sight as a frame; a click or a
-drag on it centres the view there.
+drag on it centres the view there. The cards' extent and their layer (a pixmap) are kept until a card
+is added, removed, moved or resized, or the extent shown changes: a pan or a zoom repaints the minimap
+in every frame, and walking 200 cards twice per paint took a fifth of a zoom step's 15 ms.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import logging
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPen
+from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPen, QPixmap
 from PySide6.QtWidgets import QWidget
 
 from desktop.ui.canvas.view import CanvasView
@@ -39,6 +41,10 @@ class Minimap(QWidget):
         self.colors = colors
         self.resize(*_SIZE)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self._extent_key: tuple[object, ...] = ()
+        self._extent = QRectF()
+        self._layer_key: tuple[object, ...] = ()
+        self._layer = QPixmap()
         view.viewport_changed.connect(self.follow)
 
     def follow(self) -> None:
@@ -50,10 +56,17 @@ class Minimap(QWidget):
 
     def board_rect(self) -> QRectF:
         """The board's extent: every card and the part in sight."""
-        rect = self._view.visible_scene_rect()
-        for card in self._view.cards.values():
-            rect = rect.united(card.rect())
-        return rect.adjusted(-80, -80, 80, 80)
+        return self._view.visible_scene_rect().united(self._cards_extent()).adjusted(-80, -80, 80, 80)
+
+    def _cards_extent(self) -> QRectF:
+        cards = self._view.cards
+        key = (self._view.card_version, *map(id, cards.values()))
+        if key != self._extent_key:
+            rect = QRectF()
+            for card in cards.values():
+                rect = rect.united(card.rect())
+            self._extent, self._extent_key = rect, key
+        return self._extent
 
     def _scale(self) -> tuple[QRectF, float, QPointF]:
         board = self.board_rect()
@@ -85,12 +98,20 @@ class Minimap(QWidget):
                           offset.y() + (rect.top() - board.top()) * scale, rect.width() * scale,
                           rect.height() * scale)
 
-        card_colour = QColor(c.muted)
-        card_colour.setAlpha(150)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)  # 200 small rects: plain fills
-        for card in self._view.cards.values():
-            painter.fillRect(mapped(card.rect()), card_colour)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        ratio = self.devicePixelRatioF()
+        key = (self._extent_key, board.getRect(), self.width(), self.height(), ratio, c.muted)
+        if key != self._layer_key:  # the cards, drawn once for this extent and size
+            layer = QPixmap(round(self.width() * ratio), round(self.height() * ratio))
+            layer.setDevicePixelRatio(ratio)
+            layer.fill(Qt.GlobalColor.transparent)
+            card_colour = QColor(c.muted)
+            card_colour.setAlpha(150)
+            cards = QPainter(layer)  # 200 small rects: plain fills, no antialiasing
+            for card in self._view.cards.values():
+                cards.fillRect(mapped(card.rect()), card_colour)
+            cards.end()
+            self._layer, self._layer_key = layer, key
+        painter.drawPixmap(0, 0, self._layer)
         painter.setPen(QPen(QColor(c.accent), 1.5))
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawRect(mapped(self._view.visible_scene_rect()))

@@ -75,6 +75,8 @@ class CanvasView(QGraphicsView):
         sub-window: moves it onto the viewport (True), or leaves it there (False: the desk shows)."""
         self.on_card_moved: Callable[[NodeCard], None] = lambda _card: None
         """Called while a card moves or grows (the board moves its edges)."""
+        self.card_version = 0
+        """Counts the moves and resizes of cards (the minimap redraws its cards when it changes)."""
         self._pan_from: QPoint | None = None
         self._space = False
         self.viewport_changed.connect(self.place_live)
@@ -219,16 +221,20 @@ class CanvasView(QGraphicsView):
     # -- the live node widgets -------------------------------------------------------------------------
     def card_moved(self, card: NodeCard) -> None:
         """A card moves under the mouse: its edges and its live widget follow."""
+        self.card_version += 1
         self.on_card_moved(card)
         if card.live:
             self._place(card, True)
 
     def place_live(self) -> None:
         """Put the live node widget over each card in sight at reading zoom; hide the others."""
-        reading = self.zoom() >= READING_ZOOM - 1e-6
-        seen = self.visible_scene_rect() if reading else QRectF()
+        if self.zoom() < READING_ZOOM - 1e-6:  # zoomed out: only the live cards have a widget to hide
+            for card in [c for c in self.cards.values() if c.live]:
+                self._place(card, False)
+            return
+        seen = self.visible_scene_rect()
         for card in self.cards.values():
-            self._place(card, reading and card.rect().intersects(seen))
+            self._place(card, card.rect().intersects(seen))
 
     def _place(self, card: NodeCard, live: bool) -> None:
         node = card.node
