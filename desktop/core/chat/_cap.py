@@ -5,12 +5,11 @@ Private module of :mod:`desktop.core.chat.conversation` (import the public names
 
 from __future__ import annotations
 
-import json.encoder
 from collections.abc import Sequence
 
 from ._appliers import Conversation
 from ._codec import _JSON, _KNOWN_MESSAGE_KEYS, _call_to_dict, _encode_conversation
-from ._quoted import quoted_size
+from ._quoted import escape, quoted_size, utf8_size
 from .types import ROLES, ChatMessage
 
 __all__ = ["DEFAULT_MAX_BYTES", "split_for_cap", "cap_conversation_messages", "serialize_conversation"]
@@ -18,17 +17,9 @@ __all__ = ["DEFAULT_MAX_BYTES", "split_for_cap", "cap_conversation_messages", "s
 DEFAULT_MAX_BYTES = 200 * 1024
 
 
-def _encoded_size(text: str) -> int:
-    """UTF-8 byte length of ``text`` (no copy for ASCII text; lone surrogates count 3 bytes)."""
-    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-
-
-_quote = json.encoder.encode_basestring  # the C escaper when available: ensure_ascii=False rules
-
-
 def _str_size(text: str) -> int:
     """Bytes of ``text`` as a JSON string literal (quotes and escapes included)."""
-    return _encoded_size(_quote(text))
+    return utf8_size(escape(text))
 
 
 # Bytes of the fixed parts of a message object: '{"id":,"role":,"content":,"ts":,"stopped":}'.
@@ -72,9 +63,9 @@ def _message_size(msg: ChatMessage) -> int:
     if msg.thinking is not None:
         size += _KEY_SIZES["thinking"] + quoted_size(msg.thinking, (msg.id, "thinking"))
     if msg.thinking_blocks is not None:
-        size += _KEY_SIZES["thinkingBlocks"] + _encoded_size(_JSON.encode(msg.thinking_blocks))
+        size += _KEY_SIZES["thinkingBlocks"] + utf8_size(_JSON.encode(msg.thinking_blocks))
     if msg.tool_calls is not None:
-        size += _KEY_SIZES["toolCalls"] + _encoded_size(
+        size += _KEY_SIZES["toolCalls"] + utf8_size(
             _JSON.encode([_call_to_dict(c) for c in msg.tool_calls])
         )
     usage = msg.usage
@@ -91,7 +82,7 @@ def _message_size(msg: ChatMessage) -> int:
     if msg.extra:
         for key, value in msg.extra.items():
             if key not in _KNOWN_MESSAGE_KEYS:
-                size += 2 + _str_size(key) + _encoded_size(_JSON.encode(value))
+                size += 2 + _str_size(key) + utf8_size(_JSON.encode(value))
     return size
 
 

@@ -30,8 +30,6 @@ FORMAT_VERSION = 2
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
-
-
 _KNOWN_MESSAGE_KEYS = frozenset(
     {"id", "role", "content", "ts", "model", "thinking", "thinkingBlocks", "toolCalls", "usage", "stopped"}
 )

@@ -23,14 +23,14 @@ import re
 import threading
 from collections import OrderedDict
 
-__all__ = ["BIG", "MAX_CHARS", "quoted", "quoted_size", "repair_surrogates", "sweep"]
+__all__ = ["BIG", "MAX_CHARS", "escape", "quoted", "quoted_size", "repair_surrogates", "sweep", "utf8_size"]
 
 BIG = 512
 """Texts from this many characters are kept; shorter ones cost less to escape than to look up."""
 MAX_CHARS = 16 * 1024 * 1024
 """The cache's bound: characters of literals kept (about what ``project.json`` of 80 nodes holds)."""
 
-_escape = json.encoder.encode_basestring  # the C escaper when available: ensure_ascii=False rules
+escape = json.encoder.encode_basestring  # the C escaper when available: ensure_ascii=False rules
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _lock = threading.Lock()  # the save worker and the GUI thread (a short project's save) both use it
 _cache: OrderedDict[tuple[str, str], tuple[str, str, int]] = OrderedDict()  # key -> text, literal, size
@@ -49,7 +49,7 @@ def repair_surrogates(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text)
 
 
-def _utf8_size(text: str) -> int:
+def utf8_size(text: str) -> int:
     """UTF-8 byte length of ``text`` (no copy for ASCII text; lone surrogates count 3 bytes)."""
     return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
@@ -57,8 +57,8 @@ def _utf8_size(text: str) -> int:
 def _entry(text: str, key: tuple[str, str] | None) -> tuple[str, int]:
     """``(literal, UTF-8 size of the literal)`` of ``text``, from the cache when it is long."""
     if key is None or len(text) < BIG:
-        literal = repair_surrogates(_escape(text))
-        return literal, _utf8_size(literal)
+        literal = repair_surrogates(escape(text))
+        return literal, utf8_size(literal)
     global _chars
     with _lock:
         _used.add(key)
@@ -66,8 +66,8 @@ def _entry(text: str, key: tuple[str, str] | None) -> tuple[str, int]:
         if hit is not None and (hit[0] is text or hit[0] == text):
             _cache.move_to_end(key)
             return hit[1], hit[2]
-    literal = repair_surrogates(_escape(text))  # outside the lock: the other thread need not wait
-    size = _utf8_size(literal)
+    literal = repair_surrogates(escape(text))  # outside the lock: the other thread need not wait
+    size = utf8_size(literal)
     with _lock:
         old = _cache.pop(key, None)
         if old is not None:
