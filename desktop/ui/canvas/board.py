@@ -191,6 +191,7 @@ class CanvasBoard(QObject):
         for node_id, node in nodes.items():
             if node_id not in self.cards:
                 self._add_card(node)
+        self.view.card_version += 1  # cards came or went: the minimap measures them again
         self.rebuild_edges()
         self.minimap.update()
         if self.is_canvas():

@@ -41,7 +41,7 @@ class Minimap(QWidget):
         self.colors = colors
         self.resize(*_SIZE)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
-        self._extent_key: tuple[object, ...] = ()
+        self._extent_version = -1
         self._extent = QRectF()
         self._layer_key: tuple[object, ...] = ()
         self._layer = QPixmap()
@@ -59,13 +59,12 @@ class Minimap(QWidget):
         return self._view.visible_scene_rect().united(self._cards_extent()).adjusted(-80, -80, 80, 80)
 
     def _cards_extent(self) -> QRectF:
-        cards = self._view.cards
-        key = (self._view.card_version, *map(id, cards.values()))
-        if key != self._extent_key:
+        version = self._view.card_version
+        if version != self._extent_version:
             rect = QRectF()
-            for card in cards.values():
+            for card in self._view.cards.values():
                 rect = rect.united(card.rect())
-            self._extent, self._extent_key = rect, key
+            self._extent, self._extent_version = rect, version
         return self._extent
 
     def _scale(self) -> tuple[QRectF, float, QPointF]:
@@ -99,7 +98,7 @@ class Minimap(QWidget):
                           rect.height() * scale)
 
         ratio = self.devicePixelRatioF()
-        key = (self._extent_key, board.getRect(), self.width(), self.height(), ratio, c.muted)
+        key = (self._extent_version, board.getRect(), self.width(), self.height(), ratio, c.muted)
         if key != self._layer_key:  # the cards, drawn once for this extent and size
             layer = QPixmap(round(self.width() * ratio), round(self.height() * ratio))
             layer.setDevicePixelRatio(ratio)

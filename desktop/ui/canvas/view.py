@@ -76,7 +76,7 @@ class CanvasView(QGraphicsView):
         self.on_card_moved: Callable[[NodeCard], None] = lambda _card: None
         """Called while a card moves or grows (the board moves its edges)."""
         self.card_version = 0
-        """Counts the moves and resizes of cards (the minimap redraws its cards when it changes)."""
+        """Counts changes of the cards: added, removed, moved or resized (the minimap redraws them)."""
         self._pan_from: QPoint | None = None
         self._space = False
         self.viewport_changed.connect(self.place_live)
