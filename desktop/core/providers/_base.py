@@ -12,7 +12,7 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, contextmanager
+from contextlib import AbstractAsyncContextManager, closing, contextmanager
 from typing import Any
 
 import httpx
@@ -54,6 +54,7 @@ from ._http import (
 from ._json import loads
 from ._local import local_server_error
 from ._sse import MAX_EVENT_CHARS, MAX_LINE_CHARS, SSEDecoder, SSEError, SSEEvent
+from ._stall import StallGuard
 
 log = logging.getLogger(__name__)
 
@@ -303,21 +304,24 @@ class StreamingDriver:
                         decoder = SSEDecoder(max_line_chars=min(limit, MAX_LINE_CHARS), max_event_chars=limit)
                         chunks = raw.__aiter__()
                         handle = parser.handle
-                        stall = self.stream_timeout
-                        with _reading():
+                        guard = StallGuard(self.stream_timeout)  # one timer per stream, not per read
+                        with _reading(), closing(guard):
                             while True:
                                 batches: Iterable[list[SSEEvent]]
+                                guard.reading()
                                 try:
-                                    async with asyncio.timeout(stall):
-                                        chunk = await chunks.__anext__()
+                                    chunk = await chunks.__anext__()
                                 except StopAsyncIteration:
                                     batches = (decoder.flush(),)
                                     at_end = True
-                                except TimeoutError:
-                                    raise self._stalled() from None
+                                except asyncio.CancelledError:
+                                    if guard.expired():
+                                        raise self._stalled() from None
+                                    raise
                                 else:
                                     batches = _decode_pieces(decoder, chunk)
                                     at_end = False
+                                guard.idle()
                                 failure: ChatError | None = None
                                 try:
                                     # What ran while this waited (a paint) may have left the CPU in
