@@ -130,3 +130,6 @@ _.forget_project
 _.rebuild
 _.wait_idle
 _.go_to_node  # MainWindow: the search panel's "go to node" (issue 30)
+_._add_reader  # ui.event_loop.EventLoop: asyncio's selector transports call it
+_._remove_reader  # ui.event_loop.EventLoop: the same
+_.stall  # demo Fault.stall: the provider tests' stalled streams

@@ -12,11 +12,19 @@ kept sorted, made every timer started and stopped meanwhile pay for its length
 timer at once, runs a due callback after its timer is stopped, and stops every timer left when the
 loop closes (on the GUI thread: a loop freed later on a worker thread then holds none,
 ``desktop.ui.gc_guard.release_loop_timers``).
+
+Two more costs of qasync paid per server-sent event of every stream (8 fast streams: ~8,000 a
+second on the GUI thread) are gone too. ``call_soon`` (each task step, each future's callbacks) was
+a Qt timer of its own: here the callbacks wait in one queue, as in asyncio's own loops, and one
+zero-delay Qt timer runs those queued when it fires. And a socket's reader (paused and resumed by
+the transport around every read, anyio does so) was a new ``QSocketNotifier`` with a new signal
+connection each time: here each file descriptor keeps one notifier, enabled and disabled.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextvars
 import logging
 import time
@@ -25,7 +33,7 @@ from typing import Any
 
 import PySide6  # noqa: F401  (imported before qasync, so qasync picks PySide6)
 import qasync
-from PySide6.QtCore import QObject, QTimerEvent
+from PySide6.QtCore import QObject, QSocketNotifier, QTimerEvent
 from PySide6.QtWidgets import QApplication
 
 log = logging.getLogger(__name__)
@@ -50,10 +58,30 @@ class _Timers(QObject):
     def __init__(self) -> None:
         super().__init__()
         self._handles: dict[int, _TimerHandle] = {}  # Qt timer id -> its handle
+        self._ready: collections.deque[asyncio.Handle] = collections.deque()  # call_soon's
+        self._ready_timer = 0  # the zero-delay Qt timer that runs them (0: none)
         self._stopped = False
 
     def __len__(self) -> int:
-        return len(self._handles)
+        return len(self._handles) + len(self._ready)
+
+    def soon(self, handle: asyncio.Handle) -> None:
+        """Run ``handle`` with the other ``call_soon`` callbacks, when Qt next serves timers."""
+        self._ready.append(handle)
+        if not self._ready_timer and not self._stopped:
+            self._ready_timer = self.startTimer(0)
+
+    def _run_ready(self) -> None:
+        """Run the callbacks queued so far (those they queue run at the next pass, as in asyncio)."""
+        self.killTimer(self._ready_timer)
+        self._ready_timer = 0
+        ready = self._ready
+        for _ in range(len(ready)):
+            handle = ready.popleft()
+            if not handle.cancelled() and not self._stopped:
+                handle._run()  # noqa: SLF001 - what asyncio's own loops call; it reports exceptions
+        if ready and not self._stopped:
+            self._ready_timer = self.startTimer(0)
 
     def add(self, handle: _TimerHandle, delay: float) -> None:
         """Run ``handle`` in ``delay`` seconds (qasync's rounding: whole milliseconds, down)."""
@@ -70,14 +98,17 @@ class _Timers(QObject):
 
     def timerEvent(self, event: QTimerEvent) -> None:  # noqa: N802 - Qt's name
         timer_id = event.timerId()
+        if timer_id == self._ready_timer:
+            self._run_ready()
+            return
         self.killTimer(timer_id)
         handle = self._handles.pop(timer_id, None)
         if handle is not None and not self._stopped and not handle.cancelled():
             handle._run()  # noqa: SLF001 - what asyncio's own loops call; it reports exceptions
 
     def due(self, now: float) -> int:
-        """How many pending handles are due at ``now`` (loop time)."""
-        return sum(1 for handle in self._handles.values() if handle.when() <= now)
+        """How many pending handles are due at ``now`` (loop time), ``call_soon``'s included."""
+        return len(self._ready) + sum(1 for handle in self._handles.values() if handle.when() <= now)
 
     def stop(self) -> None:
         """Stop every timer and drop every handle (the loop closed)."""
@@ -85,17 +116,94 @@ class _Timers(QObject):
         for timer_id in list(self._handles):
             self.killTimer(timer_id)
         self._handles.clear()
+        if self._ready_timer:
+            self.killTimer(self._ready_timer)
+            self._ready_timer = 0
+        self._ready.clear()
 
     def set_debug(self, enabled: bool) -> None:
         """qasync's timer interface (slow callbacks are not timed here)."""
+
+
+class _Reader:
+    """One file descriptor's read notifier, kept while the transport pauses and resumes reading."""
+
+    __slots__ = ("notifier", "callback", "args", "turn")
+
+    def __init__(self, notifier: QSocketNotifier) -> None:
+        self.notifier = notifier
+        self.callback: Callable[..., object] | None = None  # None: not watched now
+        self.args: tuple[Any, ...] = ()
+        self.turn = 0  # counts add/remove: a callback queued before one of them is stale
 
 
 class EventLoop(qasync.QEventLoop):  # type: ignore[misc]  # qasync is untyped
     """qasync's loop whose cancelled timers stop (see the module's docstring)."""
 
     def __init__(self, app: QApplication | None = None, *, already_running: bool = False) -> None:
+        self._readers: dict[int, _Reader] = {}  # before qasync's init: it adds the self-pipe's reader
         super().__init__(app, already_running=already_running)
         self._timer = _Timers()
+
+    def call_soon(self, callback: Callable[..., object], *args: Any,
+                  context: contextvars.Context | None = None) -> asyncio.Handle:
+        """Run ``callback(*args)`` at the next pass, queued with the other such callbacks."""
+        if asyncio.iscoroutinefunction(callback):
+            raise TypeError("coroutines cannot be used with call_soon")
+        handle = asyncio.Handle(callback, args, self, context)
+        self._timer.soon(handle)
+        return handle
+
+    def _add_reader(self, fd: Any, callback: Callable[..., object], *args: Any) -> None:
+        """Call ``callback(*args)`` when ``fd`` is readable (asyncio's transports call this)."""
+        self._check_closed()
+        fileno = fd if isinstance(fd, int) else int(fd.fileno())
+        reader = self._readers.get(fileno)
+        if reader is None:
+            reader = _Reader(QSocketNotifier(fileno, QSocketNotifier.Type.Read))
+            reader.notifier.activated.connect(lambda *_: self._reader_ready(reader))
+            self._readers[fileno] = reader
+        reader.callback, reader.args = callback, args
+        reader.turn += 1
+        reader.notifier.setEnabled(True)
+
+    def _remove_reader(self, fd: Any) -> bool:
+        """Stop watching ``fd``; False when it was not watched."""
+        if self.is_closed():
+            return False
+        fileno = fd if isinstance(fd, int) else int(fd.fileno())
+        reader = self._readers.get(fileno)
+        if reader is None or reader.callback is None:
+            return False
+        reader.notifier.setEnabled(False)
+        reader.callback, reader.args = None, ()
+        reader.turn += 1
+        return True
+
+    def _reader_ready(self, reader: _Reader) -> None:
+        reader.notifier.setEnabled(False)  # until its callback ran (it reads what is there)
+        if reader.callback is not None:
+            self.call_soon(self._run_reader, reader, reader.turn)
+
+    def _run_reader(self, reader: _Reader, turn: int) -> None:
+        if reader.turn != turn or reader.callback is None:
+            return  # removed or replaced meanwhile
+        try:
+            reader.callback(*reader.args)
+        finally:
+            if reader.turn == turn and reader.callback is not None:
+                reader.notifier.setEnabled(True)
+
+    def close(self) -> None:
+        """Close the loop; its read notifiers go with it."""
+        if self.is_running() or self.is_closed():
+            super().close()
+            return
+        super().close()
+        for reader in self._readers.values():
+            reader.notifier.setEnabled(False)
+            reader.notifier.deleteLater()
+        self._readers.clear()
 
     def call_later(self, delay: float, callback: Callable[..., object], *args: Any,
                    context: contextvars.Context | None = None) -> asyncio.TimerHandle:

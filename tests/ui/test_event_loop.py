@@ -91,3 +91,69 @@ def test_closing_the_loop_stops_every_timer(qapp: Any) -> None:
     assert loop.pending_timers() == 2
     loop.close()
     assert loop.pending_timers() == 0
+
+
+def test_call_soon_callbacks_share_one_qt_timer(qapp: Any, qtbot: Any,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """qasync made each ``call_soon`` (every task step, every future's callback) a Qt timer."""
+    from PySide6.QtCore import QObject
+
+    loop = new_event_loop(qapp)
+    started: list[int] = []
+    start = QObject.startTimer
+
+    def counting(obj: QObject, *args: Any) -> int:
+        started.append(1)
+        return start(obj, *args)
+
+    try:
+        ran: list[int] = []
+        monkeypatch.setattr(QObject, "startTimer", counting)
+        for i in range(200):
+            loop.call_soon(ran.append, i)
+        qtbot.waitUntil(lambda: len(ran) == 200, timeout=5_000)
+        assert ran == list(range(200))
+        assert len(started) == 1  # one zero-delay timer ran all 200
+        assert loop.pending_timers() == 0
+    finally:
+        monkeypatch.undo()
+        loop.close()
+
+
+def test_a_socket_keeps_one_notifier_while_its_reader_is_paused_and_resumed(
+    qapp: Any, qtbot: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """asyncio's transports (and anyio's streams) remove and add a socket's reader around every
+    read: qasync made a new QSocketNotifier and signal connection each time."""
+    import socket
+
+    import desktop.ui.event_loop as module
+
+    made: list[object] = []
+
+    class Counted(module.QSocketNotifier):  # type: ignore[misc]
+        def __init__(self, *args: Any) -> None:
+            super().__init__(*args)
+            made.append(self)
+
+    monkeypatch.setattr(module, "QSocketNotifier", Counted)
+    loop = new_event_loop(qapp)
+    made.clear()  # the loop's own self-pipe has one
+    ours, theirs = socket.socketpair()
+    ours.setblocking(False)
+    got: list[bytes] = []
+    try:
+        for i in range(30):
+            loop.add_reader(ours, lambda: got.append(ours.recv(100)))
+            theirs.send(b"%d;" % i)
+            qtbot.waitUntil(lambda i=i: len(got) == i + 1, timeout=5_000)
+            assert loop.remove_reader(ours)
+        theirs.send(b"while paused")  # nobody watches: nothing is read
+        qtbot.wait(50)
+        assert len(got) == 30 and b"".join(got) == b"".join(b"%d;" % i for i in range(30))
+        assert not loop.remove_reader(ours)  # removed already
+        assert len(made) == 1
+    finally:
+        loop.close()
+        ours.close()
+        theirs.close()
