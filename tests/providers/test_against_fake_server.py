@@ -241,6 +241,18 @@ async def test_a_stalled_stream_is_a_network_error_and_closes_the_response(
     assert out.pooled == 0  # the stalled connection was closed, not kept
 
 
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.anyio
+async def test_a_server_silent_before_its_response_head_is_a_stall_too(fake: FakeProvider, api: str) -> None:
+    # The stream's request has no httpx read timeout (a timer per socket read): the wait for the
+    # status line is the stall guard's, like the waits for the body.
+    fake.script(Turn(text="late", delay_first_byte=3600.0))
+    out = await stream(config(fake, api), stream_timeout=0.3)
+    assert out.text == ""
+    assert out.error is not None and out.error.kind == "network" and "no data" in out.error.message
+    assert out.pooled == 0
+
+
 async def _first_delta_then(fake: FakeProvider, stop: str) -> tuple[str, int]:
     """Stream against an answer that stalls for an hour after its first delta (the role chunk and "ab":
     nothing else can arrive, however the reads fall); once it arrived, stop reading the way ``stop``

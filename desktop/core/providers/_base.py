@@ -12,7 +12,7 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, closing, contextmanager
+from contextlib import AbstractAsyncContextManager, contextmanager
 from typing import Any
 
 import httpx
@@ -290,8 +290,11 @@ class StreamingDriver:
             parser = self.new_parser(model)
             # One generator only, on purpose: the events are yielded right here, so closing or
             # cancelling this generator exits ``client.stream`` and closes the response at once.
+            # The stall timeout: one timer per stream (``_stall``), not httpx's per socket read.
+            guard = StallGuard(self.stream_timeout)
             try:
                 try:
+                    guard.reading()  # the request, the response's head and an error's body: one wait
                     async with self._open(body) as response:
                         # Like httpx's own iterators, the body reader is not closed explicitly:
                         # leaving the block closes the response. When a consumer drops this
@@ -299,13 +302,13 @@ class StreamingDriver:
                         # inside the garbage collector's finaliser (httpcore's cleanup awaits).
                         raw = iter_body(response)
                         await self._check_status(response, body)
+                        guard.idle()
                         out = parser.out
                         limit = self.max_event_chars
                         decoder = SSEDecoder(max_line_chars=min(limit, MAX_LINE_CHARS), max_event_chars=limit)
                         chunks = raw.__aiter__()
                         handle = parser.handle
-                        guard = StallGuard(self.stream_timeout)  # one timer per stream, not per read
-                        with _reading(), closing(guard):
+                        with _reading():
                             while True:
                                 batches: Iterable[list[SSEEvent]]
                                 guard.reading()
@@ -314,10 +317,6 @@ class StreamingDriver:
                                 except StopAsyncIteration:
                                     batches = (decoder.flush(),)
                                     at_end = True
-                                except asyncio.CancelledError:
-                                    if guard.expired():
-                                        raise self._stalled() from None
-                                    raise
                                 else:
                                     batches = _decode_pieces(decoder, chunk)
                                     at_end = False
@@ -374,6 +373,10 @@ class StreamingDriver:
                                     raise failure
                                 if parser.finished or at_end:
                                     return
+                except asyncio.CancelledError:
+                    if guard.expired():
+                        raise self._stalled() from None
+                    raise
                 except httpx.TimeoutException as exc:
                     if isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout):
                         raise _Retry(self._transport_error(exc)) from None
@@ -384,6 +387,8 @@ class StreamingDriver:
                     raise ChatError(
                         f"malformed event stream: {exc}", provider=self.config.id, kind="protocol"
                     ) from None
+                finally:
+                    guard.close()
             except _Again:
                 continue
             except _Retry as retry:
@@ -417,7 +422,9 @@ class StreamingDriver:
 
     def _open(self, body: dict[str, Any]) -> AbstractAsyncContextManager[httpx.Response]:
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        timeout = httpx.Timeout(self.stream_timeout, connect=CONNECT_TIMEOUT)
+        # No read timeout: ``stream`` times the waits with its StallGuard (httpx's would put a
+        # deadline, a loop timer, on every socket read).
+        timeout = httpx.Timeout(self.stream_timeout, connect=CONNECT_TIMEOUT, read=None)
         headers = {"accept-encoding": ACCEPT_ENCODING, **self.headers()}
         return self.client.stream("POST", self.endpoint(), content=content, headers=headers, timeout=timeout)
 
