@@ -17,6 +17,7 @@ import PySide6  # noqa: F401  (the binding is imported before qasync so qasync p
 from PySide6.QtCore import QEvent, QMessageLogContext, QObject, Qt, QTimer, QtMsgType, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication, QMainWindow, QMdiArea, QWidget
 
+from benchmarks._remote import RemoteProvider
 from benchmarks.corpus import openai_stream_body, sentinel, split_deltas, stream_answer
 from desktop.core.chat.runtime import ChatRuntime, ChatRuntimeDeps, create_chat_runtime
 from desktop.core.config import ProviderSettings, Settings, resolve_provider
@@ -86,7 +87,7 @@ def run_on_loop(coro: Coroutine[Any, Any, T]) -> T:
 class BenchServices:
     """A fake provider, one shared httpx client, the runtime and bridge, and the node services."""
 
-    fake: FakeProvider
+    fake: RemoteProvider
     client: httpx.AsyncClient
     settings: Settings
     bridge: RuntimeBridge
@@ -97,7 +98,7 @@ class BenchServices:
     def start(cls, api: str = "openai") -> BenchServices:
         """Start the fake provider and wire everything (call with the qasync loop set)."""
         app_and_loop()
-        fake = FakeProvider().start()
+        fake = RemoteProvider().start()  # in its own process, as a real provider is
         client = httpx.AsyncClient(timeout=httpx.Timeout(30.0))
         base = fake.openai_base_url if api == "openai" else fake.anthropic_base_url
         settings = Settings(

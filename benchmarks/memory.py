@@ -301,10 +301,10 @@ async def _open_child(project: Path, config: Path, close: int, settle_s: float) 
 async def _stream_child(project: Path, config: Path, minutes: int, minute_s: float,
                         deltas: int) -> dict[str, Any]:
     from benchmarks._qt import markdown_stream
-    from desktop.testing import FakeProvider
+    from benchmarks._remote import RemoteProvider
 
     stream = markdown_stream(deltas)
-    fake = FakeProvider().start()
+    fake = RemoteProvider().start()  # its request bodies and heap are not the app's memory
     try:
         _write_settings(config, base_url=fake.openai_base_url)
         window = await _open_window(project, config)
@@ -331,7 +331,6 @@ async def _stream_child(project: Path, config: Path, minutes: int, minute_s: flo
                     raise RuntimeError(f"a run ended with {reasons}")
                 while any(n.transcript.is_rendering() for n in nodes):
                     await asyncio.sleep(0.005)
-                fake.clear_requests()  # the fake records every request body: not the app's memory
                 rounds += 1
                 if time.perf_counter() >= end:
                     break
