@@ -33,6 +33,8 @@ HEAVY = ("asyncio", "qasync", "httpx", "httpcore", "keyring", "markdown_it", "py
          "desktop.core.providers", "desktop.core.mcp", "desktop.core.chat.runtime",
          "desktop.core.config._secrets",
          "desktop.ui.transcript", "desktop.ui.mcp_hub", "desktop.demo._server",
+         # the search: its core (and SQLite) and its panel come with the first search or index update
+         "sqlite3", "desktop.core.search", "desktop.ui.search",
          # the markdown room, all but its light theme (the colours a node derives from its palette)
          "desktop.ui.markdown.render", "desktop.ui.markdown.rich_text", "desktop.ui.markdown.parser",
          "desktop.ui.markdown.code", "desktop.ui.markdown.colour", "desktop.ui.markdown.stream",

@@ -32,12 +32,12 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMainWindow, QMenu
 
 from desktop.ui.frames import frame_scheduler
-from desktop.ui.search.panel import SearchPanel
 from desktop.ui.window.chrome import make_action
 
 if TYPE_CHECKING:
     from desktop.core.search import IndexStatus, ProjectSnapshot, SearchHit, SearchQuery, SearchService
     from desktop.ui.context import AppContext
+    from desktop.ui.search.panel import SearchPanel
     from desktop.ui.window.node_area import NodeArea
     from desktop.ui.window.project_controller import ProjectController
 
@@ -69,7 +69,6 @@ class SearchFlow(QObject):
         host: The same window, typed as what the search uses of it.
 
     Attributes:
-        panel: The search panel (hidden until opened).
         action: Edit → Find in all chats (Ctrl+Shift+F).
         service: The running search service, or None (not started yet, or closed).
     """
@@ -88,9 +87,9 @@ class SearchFlow(QObject):
         self._index_timer.setSingleShot(True)
         self._index_timer.setInterval(INDEX_POLL_MS)
         self._index_timer.timeout.connect(self._hand_over)
-        self.panel = SearchPanel(window, lambda: host.projects.folder)
-        window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.panel)
-        self.panel.hide()
+        self._window = window
+        self._panel: SearchPanel | None = None
+        self._last_status: IndexStatus | None = None
         self.action: QAction = make_action(window, "Find in all chats…", self.open_panel,
                                            shortcut="Ctrl+Shift+F", name="findAllAction",
                                            tip="Search every message of every project (Ctrl+Shift+F)")
@@ -102,13 +101,27 @@ class SearchFlow(QObject):
         bar.insertMenu(actions[1], edit) if len(actions) > 1 else bar.addMenu(edit)
         window.addAction(self.action)
         self._status.connect(self._on_status)
-        self._results.connect(self.panel.show_results)
-        self._facets.connect(lambda f: self.panel.set_models(list(getattr(f, "models", ()))))
-        self.panel.query_changed.connect(self._run)
-        self.panel.activated.connect(self._on_activated)
         host.projects.saved.connect(self.project_saved)
         host.projects.opened.connect(lambda folder, _new: self._opened(Path(folder)))
         host.closed.connect(self.close)
+
+    @property
+    def panel(self) -> SearchPanel:
+        """The search panel, made on first use (start-up imports neither it nor the search core)."""
+        if self._panel is None:
+            from desktop.ui.search.panel import SearchPanel
+
+            panel = SearchPanel(self._window, lambda: self._host.projects.folder)
+            self._window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, panel)
+            panel.hide()
+            self._results.connect(panel.show_results)
+            self._facets.connect(lambda f: panel.set_models(list(getattr(f, "models", ()))))
+            panel.query_changed.connect(self._run)
+            panel.activated.connect(self._on_activated)
+            if self._last_status is not None:
+                panel.set_index_status(self._last_status)
+            self._panel = panel
+        return self._panel
 
     def start(self) -> None:
         """Start the service (the context's services are loaded: the keys can be scrubbed)."""
@@ -181,7 +194,10 @@ class SearchFlow(QObject):
         return any(node.is_busy() for node in self._host.node_area.nodes())
 
     def _on_status(self, status: IndexStatus) -> None:
-        self.panel.set_index_status(status)
+        self._last_status = status
+        if self._panel is None:
+            return  # the panel shows it when it is made
+        self._panel.set_index_status(status)
         if status.state == "ready" and self.service is not None:
             self.service.facets(self._facets.emit)
 
