@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import shutil
 import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
@@ -154,6 +155,49 @@ def test_the_archive_is_indexed_and_a_message_moving_there_is_not_doubled(
     stats = index.update_project(snapshot_project(folder, project))
     assert stats.nodes == 1 and _rows(index) == 41
     assert _ids(index, "walrus40") == ["m40"]
+
+
+def test_messages_appended_to_the_archive_are_indexed_without_reading_it_all_again(
+    index: SearchIndex, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A long session trims on every save: each update used to read the node's whole archive again,
+    # so updates grew slower (and the writer thread's memory larger) the longer the session ran.
+    from desktop.core.store import HistoryArchive
+
+    folder = tmp_path / "capped"
+    old = [msg(f"m{i}", "user" if i % 2 == 0 else "assistant", f"message {i} about walrus{i}", i)
+           for i in range(40)]
+    chat = node("n1", "Long", old)
+    project = save(folder, chat, cap=2_000)
+    index.update_project(snapshot_project(folder, project))
+    full_reads: list[str] = []
+    read = HistoryArchive.read
+
+    def counting(self: HistoryArchive, node_id: str) -> object:
+        if sys._getframe(1).f_code.co_filename.endswith("_sync.py"):  # the index's reads (not the store's)
+            full_reads.append(node_id)
+        return read(self, node_id)
+
+    monkeypatch.setattr(HistoryArchive, "read", counting)
+    store = ProjectStore(folder, history_cap_bytes=2_000)
+    for i in range(40, 60):  # every save moves older messages to the archive
+        chat.conversation.messages.append(msg(f"m{i}", "user" if i % 2 == 0 else "assistant",
+                                              f"later message {i} about walrus{i}", i))
+        store.save(project)
+        index.update_project(snapshot_project(folder, project))
+    assert full_reads == []  # only what each save appended was read
+    assert _rows(index) == 60  # each message once, archived or not
+    monkeypatch.setattr(HistoryArchive, "read", read)
+    archive = HistoryArchive(folder)
+    archived = {m.id for m in archive.read("n1").messages}
+    assert {f"m{i}" for i in range(42)} <= archived  # the later saves archived m40 and m41 too
+    for i in range(60):
+        hits = index.search(SearchQuery(f"walrus{i}")).hits
+        assert [h.message_id for h in hits] == [f"m{i}"], i
+        assert hits[0].archived == (f"m{i}" in archived), i
+    archive.path("n1").write_bytes(archive.path("n1").read_bytes()[:-5])  # cut: read it all again
+    index.update_project(snapshot_project(folder, project))
+    assert _ids(index, "walrus0") == ["m0"]
 
 
 def test_keys_are_scrubbed_before_anything_is_stored(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from ..chat.types import ChatMessage
 from ..store import PROJECT_FILE, HistoryArchive
 from ._rows import Known, Memo, Row, message_rows
 from ._snapshot import NodeSnapshot, ProjectSnapshot
@@ -64,15 +65,23 @@ def sync_node(store: Store, pid: int, node: NodeSnapshot, secrets: tuple[str, ..
     ref, _, old_sig = store.node(pid, node.node_id, title)
     sig = file_sig(archive.path(node.node_id))
     wanted: list[Row | Known] = []
-    reread = sig != old_sig
+    changed = sig != old_sig
+    appended = _appended(archive, node.node_id, old_sig, sig) if changed else None
+    reread = changed and appended is None
     if reread:
         existing = store.rows(ref)
         messages = archive.read(node.node_id).messages if sig else []
         wanted += message_rows(messages, archived=True, secrets=secrets, pace=pace)
         archived_ids = {r.msg_id for r in wanted}
-    else:  # the archived rows stay as they are
+    else:  # the archived rows stay as they are; messages appended to the archive join them
         existing = store.rows(ref, archived=False)
         archived_ids = store.archived_among(ref, [m.id for m in node.messages])
+        if appended:
+            known = store.archived_among(ref, [m.id for m in appended])
+            fresh_archived = list(message_rows(appended, archived=True, secrets=secrets, skip=known,
+                                               pace=pace))
+            wanted += fresh_archived
+            archived_ids |= {r.msg_id for r in fresh_archived}
     new_memo: Memo = {}
     wanted += message_rows(node.messages, archived=False, secrets=secrets, skip=archived_ids, memo=memo,
                            new_memo=new_memo, pace=pace)
@@ -98,9 +107,28 @@ def sync_node(store: Store, pid: int, node: NodeSnapshot, secrets: tuple[str, ..
     for row in fresh:
         store.insert(pid, ref, row)
         pace()
-    if reread:
+    if changed:
         store.set_archive_sig(ref, sig)
     return len(fresh), removed, new_memo
+
+
+def _appended(archive: HistoryArchive, node_id: str, old_sig: str, sig: str) -> list[ChatMessage] | None:
+    """The messages appended to a node's archive since it had ``old_sig``; None when it did not just
+    grow (created, replaced, cut or unreadable there: read it all again).
+
+    A long session trims every node on every save: reading each archive whole again made each index
+    update cost more the longer the session ran (CPU and memory held by the writer thread).
+    """
+    if not old_sig or not sig:
+        return None
+    try:
+        old_size, size = int(old_sig.split(":", 1)[0]), int(sig.split(":", 1)[0])
+    except ValueError:
+        return None
+    if size <= old_size:
+        return None
+    tail = archive.read_appended(node_id, old_size)
+    return None if tail is None else tail.messages
 
 
 def drop_missing_nodes(store: Store, pid: int, known: dict[str, NodeInfo], snapshot: ProjectSnapshot

@@ -319,24 +319,51 @@ class HistoryArchive:
         except OSError as exc:
             log.warning("could not read the history archive %s: %s", path, exc)
             return ArchiveContents([], 0)
-        messages: list[ChatMessage] = []
-        seen: set[str] = set()
-        bad = 0
-        for n, line in enumerate(data.split(b"\n"), start=1):
-            if not line.strip():
-                continue
-            try:
-                raw = json.loads(line.decode("utf-8"))
-                if b"\\u" in line:
-                    raw, _ = repair_surrogates(raw)
-                msg = message_from_dict(raw)
-            except (ValueError, TypeError, UnicodeDecodeError, RecursionError) as exc:
-                bad += 1
-                log.debug("skipping line %d of %s: %s", n, path, exc)
-                continue
-            if msg.id not in seen:
-                seen.add(msg.id)
-                messages.append(msg)
-        if bad:
-            log.warning("skipped %d unreadable line(s) in %s", bad, path)
-        return ArchiveContents(messages, bad)
+        return _parse(data, path)
+
+    def read_appended(self, node_id: str, offset: int) -> ArchiveContents | None:
+        """The messages appended after the first ``offset`` bytes of a node's archive (appends only
+        ever add whole lines); None when ``offset`` is not the end of a line there (read it all).
+
+        Args:
+            node_id: The node.
+            offset: The archive's size when it was last read.
+        """
+        path = self.path(node_id)
+        try:
+            with os.fdopen(open_regular(path, os.O_RDONLY), "rb") as fh:
+                if offset <= 0 or fh.seek(0, os.SEEK_END) < offset:
+                    return None
+                fh.seek(offset - 1)
+                data = fh.read()
+        except OSError as exc:
+            log.debug("could not read the end of the history archive %s: %s", path, exc)
+            return None
+        if not data.startswith(b"\n"):
+            return None
+        return _parse(data[1:], path)
+
+
+def _parse(data: bytes, path: Path) -> ArchiveContents:
+    """The messages of an archive's lines; unreadable lines are skipped and counted, repeated ids skipped."""
+    messages: list[ChatMessage] = []
+    seen: set[str] = set()
+    bad = 0
+    for n, line in enumerate(data.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line.decode("utf-8"))
+            if b"\\u" in line:
+                raw, _ = repair_surrogates(raw)
+            msg = message_from_dict(raw)
+        except (ValueError, TypeError, UnicodeDecodeError, RecursionError) as exc:
+            bad += 1
+            log.debug("skipping line %d of %s: %s", n, path, exc)
+            continue
+        if msg.id not in seen:
+            seen.add(msg.id)
+            messages.append(msg)
+    if bad:
+        log.warning("skipped %d unreadable line(s) in %s", bad, path)
+    return ArchiveContents(messages, bad)
