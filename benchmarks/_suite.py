@@ -8,8 +8,11 @@ import importlib.metadata
 import logging
 import os
 import platform
+import shutil
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from benchmarks._harness import Row, Settings, format_table
@@ -73,13 +76,40 @@ def run_suite(
             progress(f"running {name} ...")
         try:
             module = importlib.import_module(BENCHMARKS[name])
-            rows.extend(module.run(settings))
+            with _own_user_folders():
+                rows.extend(module.run(settings))
         except Exception as exc:  # noqa: BLE001 - report it, keep measuring the rest
             log.exception("benchmark %s failed", name)
             errors.append(f"{name}: {type(exc).__name__}: {exc}")
         if progress:
             progress(f"  {name} took {time.perf_counter() - start:.1f} s")
     return rows, errors
+
+
+_USER_FOLDERS = ("CHATNODES_DATA_DIR", "CHATNODES_LOG_DIR")
+
+
+@contextmanager
+def _own_user_folders() -> Iterator[None]:
+    """Give one benchmark (and the processes it starts) fresh data and log folders.
+
+    The windows the benchmarks open keep a search index and write logs in the user's folders
+    otherwise: every run added its projects to the user's index (165 MB after a few days), and each
+    benchmark measured alongside whatever indexing the earlier ones had left to do.
+    """
+    saved = {key: os.environ.get(key) for key in _USER_FOLDERS}
+    root = Path(tempfile.mkdtemp(prefix="chatnodes-bench-user-"))
+    try:
+        for key in _USER_FOLDERS:
+            os.environ[key] = str(root / key.rsplit("_", 2)[1].lower())
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def _cpu_model() -> str:

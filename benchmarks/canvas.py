@@ -62,6 +62,14 @@ def _open(project: Path, config: Path) -> Any:
     window.resize(*_SIZE)
     window.show()
     _settle(0.3)
+    # A project opened the first time is indexed for search in the background (the search rows
+    # measure that): the canvas rows measure the board once that is done, as on every later open.
+    deadline = time.monotonic() + 10.0
+    while window.search.service is None and time.monotonic() < deadline:
+        _settle(0.05)
+    if window.search.service is not None and not window.search.service.wait_idle(60.0):
+        log.warning("the search index was still busy after 60 s")
+    _settle(0.1)
     return window
 
 
