@@ -15,6 +15,12 @@ httpx and the rest once our window is up) were byte-compiled by pip at install t
 first run of ``make run``'s editable install or the PyInstaller bundle leave it. Without that, a
 machine with ``PYTHONDONTWRITEBYTECODE`` set (this one) would compile ~13k lines of ours from
 source in every spawn, which no user's start does twice.
+
+Issue 28's row: the same whole ``--smoke-test`` process on a project holding one node of 2,000
+Markdown-rich messages (``make_markdown_messages``, saved without a cap; the app's default cap then
+trims it when it saves on closing, as for a user's first start with such a chat) against the same
+process on a new empty project, alternating. Budget ≤ 1.5×: opening a long chat costs the start-up
+little (its transcript is built after the first paint, and closing never builds one).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 import compileall
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -105,6 +112,29 @@ def app_ms() -> Spawn:
         return spawn_ms(argv, "first paint")
 
 
+def long_node_project(folder: Path, messages: int) -> None:
+    """Save a project of one node holding ``messages`` Markdown-rich messages (no cap) at ``folder``."""
+    from benchmarks.corpus import make_markdown_messages
+    from desktop.core.chat.conversation import Conversation
+    from desktop.core.store import NodeState, Project, ProjectStore
+
+    conv = Conversation("long", make_markdown_messages(messages), 1_764_547_200_000)
+    with ProjectStore(folder, history_cap_bytes=1 << 40) as store:  # no cap: all of it is saved
+        store.save(Project(nodes=[NodeState(id="long", title="A long chat", conversation=conv)]))
+
+
+def project_ms(project: Path | None) -> float:
+    """One whole ``--smoke-test`` process on a copy of ``project`` (None: a new empty project)."""
+    with tempfile.TemporaryDirectory(prefix="chatnodes-bench-") as tmp:
+        root = Path(tmp)
+        folder = root / "project"
+        if project is not None:
+            shutil.copytree(project, folder)
+        argv = [sys.executable, "-m", "desktop", "--smoke-test", "--config-dir", str(root / "config"),
+                str(folder)]
+        return spawn_ms(argv, "first paint").exit_ms
+
+
 def bare_ms() -> Spawn:
     """One whole bare PySide6 window process."""
     return spawn_ms([sys.executable, str(BARE_SCRIPT)], "bare: first paint")
@@ -132,6 +162,12 @@ def run(settings: Settings) -> list[Row]:
 
     ours_ms, bare_exit = paired(ours, bare, settings.runs, warmup=settings.warmup)
     apps, bares = apps[-settings.runs:], bares[-settings.runs:]
+    n_long = 100 if settings.smoke else 2000
+    with tempfile.TemporaryDirectory(prefix="chatnodes-bench-long-") as tmp:
+        long_project = Path(tmp) / "long"
+        long_node_project(long_project, n_long)
+        long_ms, empty_ms = paired(lambda: project_ms(long_project), lambda: project_ms(None), settings.runs,
+                                   warmup=settings.warmup)
     return [
         Row("start.process", "start-up: whole python -m desktop --smoke-test process (spawn → exit, exits "
             "once a node accepts input)", "ms", ours_ms, "whole bare PySide6 window process", bare_exit,
@@ -139,4 +175,6 @@ def run(settings: Settings) -> list[Row]:
         Row("start.first_paint", "of which spawn → first paint (extra row)", "ms",
             [a.first_paint_ms for a in apps], "bare window: spawn → first paint",
             [b.first_paint_ms for b in bares]),
+        Row("start.long_node", f"start-up: the same whole process on a project of one {n_long:,}-message "
+            "Markdown node", "ms", long_ms, "the same on a new empty project", empty_ms, Budget.ratio(1.5)),
     ]
