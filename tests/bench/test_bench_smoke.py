@@ -129,7 +129,8 @@ def test_ui_and_process_benchmarks_in_a_child(tmp_path: Path) -> None:
                     "stall.p99", "stall.max",
                     "stall.plain.p99", "stall.plain.max", "typing.p99", "scroll.p99", "scroll.forced_p99",
                     "open.node", "open.node_short", "open.project_load", "open.project_store",
-                    "open.project_rss", "start.process", "start.first_paint", "textflow.append"]
+                    "open.project_rss", "start.process", "start.first_paint", "start.long_node",
+                    "textflow.append"]
     for row in payload["rows"]:
         assert row["ours"] and all(v > 0 for v in row["ours"])
     assert "| # | figure |" in proc.stdout
