@@ -157,3 +157,33 @@ def test_a_socket_keeps_one_notifier_while_its_reader_is_paused_and_resumed(
         loop.close()
         ours.close()
         theirs.close()
+
+
+def test_a_long_pass_of_queued_callbacks_lets_qt_timers_run_between(qapp: Any, qtbot: Any) -> None:
+    """Eight runs finishing together (about 12 ms each) held every Qt timer and paint back for 100 ms:
+    a pass stops after READY_SLICE_S and the rest run, in order, at the next pass."""
+    import time
+
+    from PySide6.QtCore import QTimer
+
+    from desktop.ui.event_loop import READY_SLICE_S
+
+    loop = new_event_loop(qapp)
+    ran: list[str] = []
+
+    def slow(name: str) -> None:
+        time.sleep(READY_SLICE_S * 0.7)
+        ran.append(name)
+
+    try:
+        # a Qt timer falling due during the pass (a frame's tick, a paint) waits for its end
+        loop.call_soon(QTimer.singleShot, 0, lambda: ran.append("qt"))
+        for i in range(8):
+            loop.call_soon(slow, f"cb{i}")
+        qtbot.waitUntil(lambda: len(ran) == 9, timeout=5_000)
+        callbacks = [name for name in ran if name != "qt"]
+        assert callbacks == [f"cb{i}" for i in range(8)]  # order kept across passes
+        assert ran.index("qt") < 4  # not after all eight (56 ms of callbacks ahead of a due timer)
+        assert loop.pending_timers() == 0
+    finally:
+        loop.close()
