@@ -360,3 +360,51 @@ def test_a_view_laid_out_at_its_width_is_not_laid_out_again_when_shown(qtbot: An
     other.show()
     qtbot.waitExposed(other)
     assert other.resize_relayouts_skipped == 0 and other.document().textWidth() == 450
+
+
+OCAML = "\n".join(f"let f{i} x = x + {i} (* line {i} *)" for i in range(40))
+
+
+def test_code_in_a_language_not_loaded_yet_is_plain_until_its_lexer_is_ready(
+    qapp: Any, monkeypatch: Any, whole_code_blocks: None
+) -> None:
+    """A lexer's first use compiles its expressions (25-45 ms): that happens on the lexer thread,
+    the frame goes on with the code plain, and the block is coloured once the lexer is loaded."""
+    import threading
+    import time
+
+    from desktop.ui.markdown import code as md_code
+
+    real = md_code.get_lexer_by_name
+    gate = threading.Event()
+    loaded_on: list[str] = []
+
+    def slow_to_load(name: str, **options: Any) -> Any:
+        loaded_on.append(threading.current_thread().name)
+        gate.wait(5.0)
+        return real(name, **options)
+
+    monkeypatch.setattr(md_code, "get_lexer_by_name", slow_to_load)
+    monkeypatch.setattr(md_code, "_LEXERS", {}, raising=False)  # nothing loaded yet
+    block = render_markdown_blocks(f"```ocaml\n{OCAML}\n```", MarkdownTheme(), spans=False)[0]
+    doc = QTextDocument()
+    doc.setHtml(block.html)
+    colourer = CodeColourer(doc)
+    started = time.perf_counter()
+    colourer.start(document_tables(doc), block.tables, block.langs, dark=False)
+    assert colourer.step(COLOUR_SLICE) is True  # still to colour ...
+    assert time.perf_counter() - started < 1.0  # ... and the frame did not wait for the lexer
+    assert not formatted_lines(doc)
+    gate.set()
+    deadline = time.perf_counter() + 5.0
+    while colourer.busy and time.perf_counter() < deadline:
+        colourer.step(COLOUR_SLICE)
+        time.sleep(0.002)
+    assert not colourer.busy and len(formatted_lines(doc)) == OCAML.count("\n") + 1
+    assert loaded_on and all(name.startswith("chatnodes-lexers") for name in loaded_on)
+    # Asked for everything at once (budget None), a block in another new language is coloured here.
+    loaded_on.clear()
+    block = render_markdown_blocks("```erlang\nf(X) -> X + 1.\n```", MarkdownTheme(), spans=False)[0]
+    doc.setHtml(block.html)
+    colourer.start(document_tables(doc), block.tables, block.langs, dark=False)
+    assert colourer.step(None) is False and formatted_lines(doc)

@@ -5,15 +5,21 @@ without a language, or with one Pygments does not know, is shown as plain text. 
 a Pygments style chosen by the theme's darkness and are emitted as inline ``<span style=...>``
 (colour, bold, italic: what Qt's rich text supports). The text inside the ``<pre>`` is exactly the
 code, so the document's plain text is the code.
+
+A lexer's first use compiles its regular expressions (Python: 25-45 ms for Python, SQL or
+JavaScript, holding the thread): a view asks :func:`lexer_ready` first, which has a worker thread
+prepare a lexer not loaded yet, and colours the block once it is (the code shows plain meanwhile).
 """
 
 from __future__ import annotations
 
 import html
 import logging
+import threading
 from collections import OrderedDict
 from collections.abc import Iterator
-from functools import lru_cache
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import lru_cache, partial
 from typing import NamedTuple
 
 from pygments.lexer import Lexer
@@ -30,6 +36,7 @@ __all__ = [
     "highlight_runs",
     "styled_tokens",
     "lexer_for",
+    "lexer_ready",
     "Run",
     "Look",
     "PLAIN",
@@ -46,19 +53,66 @@ HIGHLIGHT_LIMIT = 400_000
 """Code longer than this many characters is shown without colours (lexing it would stall the UI)."""
 
 
-@lru_cache(maxsize=64)
-def lexer_for(lang: str) -> Lexer | None:
-    """The Pygments lexer named ``lang`` (a fence's info word), or None when there is none."""
+_LEXERS_KEPT = 256
+"""Lexers (and unknown names) remembered; model output can name any number of languages."""
+_LEXERS: dict[str, Lexer | None] = {}  # by lower-cased name, oldest first
+_PREPARING: dict[str, Future[Lexer | None]] = {}
+_LOCK = threading.Lock()
+_worker: ThreadPoolExecutor | None = None
+
+
+def _name(lang: str) -> str | None:
+    """The lexer name a fence's info word asks for (None: none, too long to be one)."""
     name = lang.strip().lower()
-    if not name or len(name) > 40:
+    return name if name and len(name) <= 40 else None
+
+
+def lexer_for(lang: str) -> Lexer | None:
+    """The Pygments lexer named ``lang`` (a fence's info word), or None when there is none.
+
+    Loaded (and its expressions compiled) by the first call on any thread, then remembered.
+    """
+    name = _name(lang)
+    if name is None:
         return None
     try:
-        return get_lexer_by_name(name, stripnl=False, ensurenl=False, stripall=False)
+        return _LEXERS[name]
+    except KeyError:
+        pass
+    try:
+        lexer: Lexer | None = get_lexer_by_name(name, stripnl=False, ensurenl=False, stripall=False)
     except ClassNotFound:
-        return None
+        lexer = None
     except Exception:  # noqa: BLE001 - a broken lexer plugin must not break rendering
         log.exception("could not load the Pygments lexer %r", name)
-        return None
+        lexer = None
+    with _LOCK:
+        _LEXERS.setdefault(name, lexer)
+        while len(_LEXERS) > _LEXERS_KEPT:
+            del _LEXERS[next(iter(_LEXERS))]
+    return lexer
+
+
+def lexer_ready(lang: str) -> bool:
+    """True when :func:`lexer_for` answers ``lang`` at once; otherwise start preparing it on the
+    lexer thread (one for the process) and answer False until that is done."""
+    global _worker
+    name = _name(lang)
+    if name is None or name in _LEXERS:
+        return True
+    with _LOCK:
+        if name not in _PREPARING:
+            if _worker is None:
+                _worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="chatnodes-lexers")
+            future = _worker.submit(lexer_for, name)
+            _PREPARING[name] = future
+            future.add_done_callback(partial(_prepared, name))
+    return False
+
+
+def _prepared(name: str, _future: Future[Lexer | None]) -> None:
+    with _LOCK:
+        _PREPARING.pop(name, None)
 
 
 Look = tuple[str, bool, bool]

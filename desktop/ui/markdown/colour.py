@@ -19,7 +19,7 @@ from functools import lru_cache
 
 from PySide6.QtGui import QColor, QFont, QTextBlock, QTextCharFormat, QTextDocument, QTextLayout, QTextTable
 
-from desktop.ui.markdown.code import PLAIN, Look, styled_tokens
+from desktop.ui.markdown.code import PLAIN, Look, lexer_ready, styled_tokens
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +45,10 @@ def _char_format(look: Look) -> QTextCharFormat:
 class _Job:
     """One code block being coloured: its token stream, the line it is at and that line's ranges."""
 
-    def __init__(self, tokens: Iterator[tuple[str, Look]], block: QTextBlock, lines: list[str]) -> None:
-        self.tokens = tokens
+    def __init__(self, code: str, lang: str, dark: bool, block: QTextBlock) -> None:
+        self.code, self.lang, self.dark = code, lang, dark
+        self.tokens: Iterator[tuple[str, Look]] | None = None  # once its lexer is loaded
+        lines = code.split("\n")
         self.block = block  # the document block showing ``lines[line]``
         self.lines = lines
         self.line = 0
@@ -130,15 +132,17 @@ class CodeColourer:
         for index, (code, lang) in enumerate(zip(codes, langs, strict=False)):
             if not lang or not code or index >= len(tables):
                 continue
-            tokens = styled_tokens(code, lang, dark)
-            if tokens is None:
-                continue
             cell = tables[index].cellAt(0, 0)
             first = cell.firstCursorPosition().block()
             last = cell.lastCursorPosition().block()
             if last.blockNumber() - first.blockNumber() + 1 > code.count("\n") + 1:
                 first = first.next()  # the label line comes first (a long block's later pieces have none)
-            self._jobs.append(_Job(tokens, first, code.split("\n")))
+            job = _Job(code, lang, dark, first)
+            if lexer_ready(lang):
+                job.tokens = styled_tokens(code, lang, dark)
+                if job.tokens is None:
+                    continue  # an unknown language, or too long: shown plain
+            self._jobs.append(job)
 
     def step(self, budget: float | None = COLOUR_SLICE) -> bool:
         """Colour lines until ``budget`` seconds are spent (at least one line); None: all of them.
@@ -153,15 +157,17 @@ class CodeColourer:
         if self._jobs and self._doc.revision() != self._revision:
             self._jobs = []  # the document changed since: its blocks are not the ones to colour
         deadline = None if budget is None else self._clock() + budget
-        while self._jobs:
-            job = self._jobs[0]
+        while True:
+            job = self._ready_job(wait=budget is None)
+            if job is None:
+                break  # nothing left, or only blocks whose lexer is still being loaded
             try:
                 done = self._line(job)
             except Exception:  # noqa: BLE001 - a lexer bug leaves the rest of the code plain
                 log.exception("colouring a code block failed; the rest of it stays plain")
                 done = True
             if done:
-                self._jobs.pop(0)
+                self._jobs.remove(job)
                 if job.done_to > job.first:
                     self._doc.markContentsDirty(job.first, job.done_to - job.first)
                 if not self._jobs:
@@ -170,8 +176,22 @@ class CodeColourer:
                 break
         return bool(self._jobs)
 
+    def _ready_job(self, *, wait: bool) -> _Job | None:
+        """The first job whose tokens can be read now (``wait``: load its lexer here if need be)."""
+        for job in list(self._jobs):
+            if job.tokens is None:
+                if not (wait or lexer_ready(job.lang)):
+                    continue
+                job.tokens = styled_tokens(job.code, job.lang, job.dark)
+                if job.tokens is None:
+                    self._jobs.remove(job)  # an unknown language: the block stays plain
+                    continue
+            return job
+        return None
+
     def _line(self, job: _Job) -> bool:
         """Colour the job's current line; True when the job is finished."""
+        assert job.tokens is not None, "only a job whose lexer is loaded is coloured"
         while True:
             token = job.pending
             job.pending = None
