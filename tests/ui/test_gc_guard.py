@@ -83,7 +83,9 @@ def test_each_check_collects_both_young_generations_and_a_full_one_only_as_often
         assert collector.full_after == (t1 + 1) * (t2 + 1)
         keep: list[list[list[int]]] = []  # alive: freeing would take generation 0 back under its threshold
         for _ in range(collector.full_after + 1):
-            keep.append([[] for _ in range(t0 + 10)])  # pass generation 0's threshold
+            # well past generation 0's threshold: a lexer or server thread left by an earlier test
+            # freeing objects meanwhile counts it down again (a margin of 10 failed once)
+            keep.append([[] for _ in range(t0 + 1000)])
             collector.check()
         keep.clear()
         assert generations[1:] == [1] * collector.full_after + [2]  # after gc.collect(2) itself
