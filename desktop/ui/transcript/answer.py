@@ -22,6 +22,7 @@ from desktop.ui.transcript.body import MessageBody
 from desktop.ui.transcript.thinking import ThinkingBlock
 from desktop.ui.transcript.tool_card import ToolCard
 from desktop.ui.transcript.views import MessageView
+from desktop.ui.transcript.wrap_label import WrapLabel
 
 __all__ = ["AssistantMessageView", "RenderedBody", "render_body"]
 
@@ -105,11 +106,10 @@ class AssistantMessageView(MessageView):
         meta = QHBoxLayout()
         meta.setSpacing(8)
         meta.setContentsMargins(0, 0, 0, 0)
-        self.meta_label = QLabel(self)
-        self.meta_label.setObjectName("messageMeta")
         # Wraps instead of widening the row: a long line (model, tokens, cost, cache savings) must not
         # push the row's buttons past the transcript's right edge.
-        self.meta_label.setWordWrap(True)
+        self.meta_label = WrapLabel("", self)
+        self.meta_label.setObjectName("messageMeta")
         self.stopped_label = QLabel("■ stopped", self)
         self.stopped_label.setObjectName("stoppedMark")
         self.stopped_label.setVisible(False)

@@ -19,7 +19,6 @@ from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
-    QLabel,
     QMenu,
     QSizePolicy,
     QVBoxLayout,
@@ -33,6 +32,7 @@ from desktop.ui.attachments.message_row import AttachmentRow
 from desktop.ui.markdown.view import copy_to_clipboard
 from desktop.ui.transcript.actions import InlineEditor, MessageActions
 from desktop.ui.transcript.tool_card import ToolCard
+from desktop.ui.transcript.wrap_label import WrapLabel
 
 __all__ = ["MessageView", "NoteMessageView", "ToolMessageView", "UserMessageView"]
 
@@ -103,14 +103,13 @@ class MessageView(QFrame):
         copy_to_clipboard(self._source)
 
 
-class _CopyLabel(QLabel):
+class _CopyLabel(WrapLabel):
     """A selectable plain-text label whose context menu also copies the whole message."""
 
     def __init__(self, object_name: str, owner: MessageView, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__("", parent)
         self.setObjectName(object_name)
         self.setTextFormat(Qt.TextFormat.PlainText)
-        self.setWordWrap(True)
         self.setTextInteractionFlags(
             Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFlag.TextSelectableByKeyboard
         )
