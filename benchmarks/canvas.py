@@ -36,6 +36,7 @@ from benchmarks._qt import (
     BenchServices,
     Heartbeat,
     Stream,
+    delete_closed,
     markdown_stream,
     run_on_loop,
     wait_finished,
@@ -85,7 +86,10 @@ def _close(window: Any) -> None:
         window.close()
         await asyncio.wait_for(closed.wait(), 30)
 
-    run_on_loop(go())
+    try:
+        run_on_loop(go())
+    finally:
+        delete_closed(window)
 
 
 def _steps(step: Callable[[int], None], repaint: Callable[[], None], count: int) -> list[float]:

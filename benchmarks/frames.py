@@ -25,6 +25,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtWidgets import QApplication
 
@@ -35,6 +36,8 @@ from benchmarks._qt import (
     Heartbeat,
     Stream,
     app_and_loop,
+    delete_closed,
+    dispose,
     markdown_stream,
     run_on_loop,
     tiled_window,
@@ -86,6 +89,14 @@ async def _closed(window: object) -> float:
     return (time.perf_counter() - start) * 1000.0
 
 
+def _close_and_delete(window: Any) -> float:
+    """Close ``window`` as the user does (ms until ``closed``), then delete it."""
+    try:
+        return run_on_loop(_closed(window))
+    finally:
+        delete_closed(window)
+
+
 def save_at_cap_ms(messages: int, runs: int, *, fits: bool) -> list[float]:
     """Saves of a shown node at the cap (``fits``: under a cap it fits); ms per save."""
     from desktop.app import create_main_window
@@ -106,7 +117,7 @@ def save_at_cap_ms(messages: int, runs: int, *, fits: bool) -> list[float]:
         out: list[float] = []
         for _ in range(runs):
             out.append(_autosave_gui_ms(window))
-        run_on_loop(_closed(window))
+        _close_and_delete(window)
         return out
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -151,7 +162,7 @@ def close_unshown_ms(nodes: int, messages: int) -> float:
         wire_window(window, make_context(config_dir=_config(tmp, CAP_KIB)))
         window.node_area.defer_loading = True
         window.open_project(project)
-        return run_on_loop(_closed(window))
+        return _close_and_delete(window)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -189,8 +200,7 @@ def paced_run(bench: BenchServices, stream: Stream, count: int) -> tuple[list[fl
         beat.stop()
         for node in nodes:
             node.shutdown()
-        window.hide()
-        window.deleteLater()
+        dispose(window)
 
 
 def _gap_rows(key: str, what: str, runs: list[list[float]], idle: list[list[float]], note: str) -> list[Row]:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._harness import Row, Settings, median, paired, percentile, timed
-from benchmarks._qt import Heartbeat, app_and_loop, run_on_loop
+from benchmarks._qt import Heartbeat, app_and_loop, delete_closed, run_on_loop
 from benchmarks.importers import CONVERSATIONS, build_export
 from desktop.core.importers import import_into_project
 from desktop.core.store import ProjectStore
@@ -53,9 +53,11 @@ def window_import(export: Path, project: Path, config: Path, conversations: int)
 
     app_and_loop()
     out: dict[str, Any] = {}
+    windows: list[Any] = []
 
     async def main() -> None:
         window = create_main_window(project_dir=project, config_dir=config)
+        windows.append(window)
         window.show()
         await asyncio.sleep(0.05)
         beat = Heartbeat()
@@ -80,7 +82,11 @@ def window_import(export: Path, project: Path, config: Path, conversations: int)
         async with asyncio.timeout(60.0):
             await done
 
-    run_on_loop(main())
+    try:
+        run_on_loop(main())
+    finally:
+        for window in windows:
+            delete_closed(window)
     return out
 
 
