@@ -1,5 +1,6 @@
-"""``python -m benchmarks [--runs N] [--only a,b] [--smoke] [--write FILE] [--json FILE]``: run the suite,
-print the one results table, optionally write it (with the machine and date) into a Markdown file."""
+"""``python -m benchmarks [--runs N] [--only a,b] [--smoke] [--write FILE] [--json FILE] [--in-process]``:
+run the suite (each benchmark in a fresh process of its own unless ``--in-process``), print the one
+results table, optionally write it (with the machine and date) into a Markdown file."""
 
 from __future__ import annotations
 
@@ -15,7 +16,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchmarks._harness import Settings, format_table, median
-from benchmarks._suite import BENCHMARKS, machine_info, report, run_suite, write_report
+from benchmarks._suite import (
+    BENCHMARKS,
+    child_settings,
+    machine_info,
+    report,
+    run_suite,
+    write_child_rows,
+    write_report,
+)
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +39,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--write", type=Path, metavar="FILE", help="write the report into this Markdown file "
                         "(between its benchmark markers; text outside them is kept)")
     parser.add_argument("--json", type=Path, metavar="FILE", help="also dump the raw samples as JSON")
+    parser.add_argument("--in-process", action="store_true", help="run every benchmark in this process "
+                        "(by default each runs in a fresh process of its own)")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     args = parser.parse_args(argv)
     if args.runs is not None and args.runs < 1:
@@ -50,15 +61,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = Settings.tiny() if args.smoke else Settings()
     if args.runs is not None:
         settings = dataclasses.replace(settings, runs=args.runs)
+    child = child_settings()
+    if child is not None:  # one benchmark, for a parent's run_suite(isolate=True)
+        settings = child
     only = [n.strip() for n in args.only.split(",") if n.strip()] or None
     machine = machine_info()
     started = _dt.datetime.now(_dt.UTC)
     t0 = time.perf_counter()
     try:
-        rows, errors = run_suite(settings, only, progress=_progress)
+        rows, errors = run_suite(settings, only, progress=_progress if child is None else None,
+                                 isolate=child is None and not args.in_process)
     except ValueError as exc:
         print(f"python -m benchmarks: {exc}", file=sys.stderr)
         return 2
+    if write_child_rows(rows, errors):
+        return 1 if errors else 0
     seconds = time.perf_counter() - t0
     print()
     print(format_table(rows))
