@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 
 __all__ = ["app_and_loop", "run_on_loop", "BenchServices", "PaintWatch", "Stream", "markdown_stream",
            "plain_stream", "shown_text", "shown_end", "Heartbeat", "tiled_window", "wait_finished",
-           "wait_shown", "dispose", "delete_closed", "HEARTBEAT_MS"]
+           "wait_shown", "dispose", "HEARTBEAT_MS"]
 
 T = TypeVar("T")
 MODEL = "fake-fast"
@@ -143,7 +143,12 @@ class _Target:
 
 
 def dispose(widget: QWidget) -> None:
-    """Shut a node (or window) down and delete it now, so runs do not accumulate widgets."""
+    """Shut a node (or window) down and delete it now, so runs do not accumulate widgets.
+
+    A main window the benchmark closed needs this too: closing only hides it (the app ends with it;
+    a benchmark's process goes on), and left alive each window's event filters, timers and caches ran
+    beside every later row (eight windows and 6,700 widgets by the end of the suite).
+    """
     shutdown = getattr(widget, "shutdown", None)
     if callable(shutdown):
         shutdown()
@@ -155,16 +160,6 @@ def dispose(widget: QWidget) -> None:
         # The idle moment after a run, when the app's collector timer would run a full collection
         # it put off while frames rendered (between runs the loop is not running, so its timer is not).
         _collector.check()
-
-
-def delete_closed(window: QWidget) -> None:
-    """Delete a main window the benchmark has closed (its ``closed`` was emitted).
-
-    Closing only hides a window (the app ends with it; a benchmark's process goes on): left alive,
-    each window's event filters, timers and caches ran beside every later row of the suite (eight
-    windows and 6,700 widgets by its end).
-    """
-    dispose(window)
 
 
 class PaintWatch(QObject):

@@ -109,6 +109,10 @@ CHILD_ROWS_ENV = "CHATNODES_BENCH_ROWS_OUT"
 """Set for a child run by ``run_suite(isolate=True)``: the file it writes its rows and errors to."""
 
 
+_SETTINGS_ENV = "CHATNODES_BENCH_SETTINGS"
+"""The parent's settings, as JSON, for a child run (so ``--runs`` and ``--smoke`` carry over)."""
+
+
 def _run_child(name: str, settings: Settings) -> tuple[list[Row], list[str]]:
     """Run benchmark ``name`` in a new ``python -m benchmarks`` process; its rows and errors."""
     with tempfile.TemporaryDirectory(prefix="chatnodes-bench-child-") as tmp:
@@ -122,10 +126,6 @@ def _run_child(name: str, settings: Settings) -> tuple[list[Row], list[str]]:
     rows = [Row(**{**r, "budget": None if r["budget"] is None else Budget(**r["budget"])})
             for r in payload["rows"]]
     return rows, list(payload["errors"])
-
-
-_SETTINGS_ENV = "CHATNODES_BENCH_SETTINGS"
-"""The parent's settings, as JSON, for a child run (so ``--runs`` and ``--smoke`` carry over)."""
 
 
 def child_settings() -> Settings | None:

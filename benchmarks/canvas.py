@@ -36,7 +36,7 @@ from benchmarks._qt import (
     BenchServices,
     Heartbeat,
     Stream,
-    delete_closed,
+    dispose,
     markdown_stream,
     run_on_loop,
     wait_finished,
@@ -89,7 +89,7 @@ def _close(window: Any) -> None:
     try:
         run_on_loop(go())
     finally:
-        delete_closed(window)
+        dispose(window)
 
 
 def _steps(step: Callable[[int], None], repaint: Callable[[], None], count: int) -> list[float]:

@@ -36,7 +36,6 @@ from benchmarks._qt import (
     Heartbeat,
     Stream,
     app_and_loop,
-    delete_closed,
     dispose,
     markdown_stream,
     run_on_loop,
@@ -94,7 +93,7 @@ def _close_and_delete(window: Any) -> float:
     try:
         return run_on_loop(_closed(window))
     finally:
-        delete_closed(window)
+        dispose(window)
 
 
 def save_at_cap_ms(messages: int, runs: int, *, fits: bool) -> list[float]:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._harness import Row, Settings, median, paired, percentile, timed
-from benchmarks._qt import Heartbeat, app_and_loop, delete_closed, run_on_loop
+from benchmarks._qt import Heartbeat, app_and_loop, dispose, run_on_loop
 from benchmarks.importers import CONVERSATIONS, build_export
 from desktop.core.importers import import_into_project
 from desktop.core.store import ProjectStore
@@ -86,7 +86,7 @@ def window_import(export: Path, project: Path, config: Path, conversations: int)
         run_on_loop(main())
     finally:
         for window in windows:
-            delete_closed(window)
+            dispose(window)
     return out
 
 

@@ -6,8 +6,8 @@ a Pygments style chosen by the theme's darkness and are emitted as inline ``<spa
 (colour, bold, italic: what Qt's rich text supports). The text inside the ``<pre>`` is exactly the
 code, so the document's plain text is the code.
 
-A lexer's first use compiles its regular expressions (Python: 25-45 ms for Python, SQL or
-JavaScript, holding the thread): a view asks :func:`lexer_ready` first, which has a worker thread
+A lexer's first use compiles its regular expressions (25-45 ms for Python, SQL or JavaScript,
+holding the thread): a view asks :func:`lexer_ready` first, which has a worker thread
 prepare a lexer not loaded yet, and colours the block once it is (the code shows plain meanwhile).
 """
 
