@@ -417,3 +417,40 @@ def test_a_snapshot_from_before_a_newer_frame_is_never_shown_again(qtbot: Any, m
     closed, _tail = body.live(more)  # busy again at once: a fresh snapshot, not an older one
     payload = "".join(seg.payload for seg in closed)
     assert all(f"Para {i}." in payload for i in range(3))
+
+
+class _CostlySegments:
+    """Every segment change is expected to cost far more than any deadline leaves."""
+
+    def estimate(self, spec: Any, creating: bool) -> float:
+        return 100.0
+
+    def learn(self, spec: Any, created: Any, filled: float) -> None:
+        pass
+
+
+def test_an_update_that_rendered_starts_no_segment_change_that_would_not_fit(
+    qtbot: Any, monkeypatch: Any
+) -> None:
+    # A tick ran past its budget by the segment an update changed after rendering (a new rich-text
+    # view ~1 ms, its HTML 1-3 ms): with its expected cost past the deadline the change waits, and
+    # the next update shows it before rendering anything more.
+    from desktop.ui.transcript import body as body_module
+
+    monkeypatch.setattr(message_body, "RENDER_BUDGET", 10.0)  # rendering leaves time: only the cost decides
+    monkeypatch.setattr(message_body, "LIVE_MARKDOWN_INTERVAL", 0.0)
+    monkeypatch.setattr(body_module, "_costs", _CostlySegments(), raising=False)
+    view, msg = make_view(qtbot)
+    msg.content = "Para 0 with *markup*"
+    view.sync(msg, live=True)  # nothing rendered yet: the first change is free
+    before = list(view.body.segments)
+    assert [type(s).__name__ for s in before] == ["TextFlowView"]
+    rec = Recorder(monkeypatch)
+    msg.content = "Para 0 with *markup*.\n\nPara 1"
+    view.sync(msg, live=True)  # renders the closed paragraph, has no room to show it
+    assert len(rec.calls) == 1
+    assert view.body.segments == before and view.rendering()
+    view.sync(msg, live=True)  # shows it first, renders nothing
+    assert len(rec.calls) == 1
+    assert [type(s).__name__ for s in view.body.segments][0] == "MarkdownView"
+    assert view.toPlainText().startswith("Para 0 with markup.")

@@ -88,6 +88,8 @@ class StreamedBody:
         renders: how many times the renderer ran (closed blocks, tail updates and the final tail).
         deadline: when the current update's budget ends (``time.perf_counter()``): the view
             shows the segments up to then (``MessageBody.show_segments(deadline=...)``).
+        worked: the current update parsed or rendered: the view then starts only the segment
+            changes that fit before ``deadline`` (``show_first`` when none did).
     """
 
     def __init__(self, theme: MarkdownTheme) -> None:
@@ -115,6 +117,7 @@ class StreamedBody:
         self._last: tuple[list[Segment], list[Segment]] | None = None  # what the last update returned
         self._deferred = False  # the last update rendered, and left showing it to this one
         self._ending = False  # the stream ended (``finish``): the open tail is the last block
+        self.worked = False  # this update parsed or rendered (its view changes only what still fits)
 
     @property
     def busy(self) -> bool:
@@ -178,6 +181,12 @@ class StreamedBody:
         deadline = time.perf_counter() + RENDER_BUDGET
         shared = tick_deadline()
         self.deadline = deadline if shared is None else min(deadline, shared)
+        self.worked = False
+
+    def show_first(self) -> None:
+        """The view could not show what this update rendered within its budget: the next update
+        shows it before parsing or rendering anything more (so showing is never starved)."""
+        self._deferred = True
 
     def _drain(self) -> None:
         """Render pending closed blocks: at least one, then until ``deadline``."""
@@ -232,6 +241,11 @@ class StreamedBody:
             worked = True
         return worked
 
+    def _did_work(self, content: str) -> bool:
+        """``_work``, remembering in ``worked`` that this update parsed or rendered."""
+        self.worked = self._work(content)
+        return self.worked
+
     def _keep(self, shown: tuple[list[Segment], list[Segment]]) -> tuple[list[Segment], list[Segment]]:
         """Remember what this update returns (copies: the builder's list grows in place)."""
         self._last = (list(shown[0]), list(shown[1]))
@@ -250,7 +264,7 @@ class StreamedBody:
         self._start_update()
         if self._deferred:
             self._deferred = False
-        elif self._work(content) and not self._time_left() and self._last is not None:
+        elif self._did_work(content) and not self._time_left() and self._last is not None:
             self._deferred = True
             return self._last
         if self.busy:
@@ -296,7 +310,7 @@ class StreamedBody:
         self._ending = True
         if self._deferred:
             self._deferred = False
-        elif self._work(content) and not self._time_left() and self._last is not None:
+        elif self._did_work(content) and not self._time_left() and self._last is not None:
             self._deferred = True
             return self._last
         if self.busy:

@@ -184,7 +184,7 @@ class AssistantMessageView(MessageView):
             if not self._rendered_final or self._shown != content:
                 if streamed is not None:  # the end of a stream: only the open tail is rendered
                     closed, tail = streamed.finish(content)
-                    shown = self.body.show_segments(closed, theme, tail, deadline=streamed.deadline)
+                    shown = self._show_streamed(streamed, closed, tail)
                     self._shown = content
                     if streamed.busy or not shown:  # more to do: next frame (``rendering()``)
                         return
@@ -210,8 +210,24 @@ class AssistantMessageView(MessageView):
                 self.body.clear()
             streamed = self._streamed = StreamedBody(theme)
         closed, tail = streamed.live(content)
-        self.body.show_segments(closed, theme, tail, deadline=streamed.deadline)
+        self._show_streamed(streamed, closed, tail)
         self._shown = content
+
+    def _show_streamed(self, streamed: StreamedBody, closed: list[Segment], tail: list[Segment]) -> bool:
+        """Show a streamed update's segments in what is left of its budget.
+
+        An update that parsed or rendered changes only the segments that still fit before its
+        deadline; when none did, the next update shows them before working on (``show_first``).
+
+        Returns:
+            True when everything is shown.
+        """
+        shown = self.body.show_segments(
+            closed, streamed.theme, tail, deadline=streamed.deadline, first_free=not streamed.worked
+        )
+        if not shown and streamed.worked:
+            streamed.show_first()
+        return shown
 
     def rendering(self) -> bool:
         """True while streamed blocks wait to be rendered or shown: ``sync`` again at the next frame."""

@@ -25,6 +25,37 @@ _SegmentWidget = MarkdownView | TextFlowView
 _KINDS: dict[str, type[_SegmentWidget]] = {"html": MarkdownView, "plain": TextFlowView}
 
 
+class _Costs:
+    """What changing a segment costs, learned as segments are shown (seconds; moving averages).
+
+    A deadline stops an update before a change that would not fit in what is left of it, rather
+    than after one that overran it: a new rich-text segment costs ~1 ms to create and its HTML
+    ~1-3 ms to lay out, which decided how far a frame's tick ran past its budget.
+    """
+
+    def __init__(self) -> None:
+        self.per_char = {"html": 0.7e-6, "plain": 0.15e-6}
+        self.create = {"html": 0.8e-3, "plain": 0.3e-3}
+
+    def estimate(self, spec: Segment, creating: bool) -> float:
+        """The expected cost of showing ``spec`` (in a new widget when ``creating``)."""
+        cost = self.per_char[spec.kind] * len(spec.payload)
+        return cost + self.create[spec.kind] if creating else cost
+
+    def learn(self, spec: Segment, created: float | None, filled: float) -> None:
+        """Fold in one measured change: widget creation (None: none) and filling it."""
+        kind = spec.kind
+        if created is not None:
+            self.create[kind] += 0.2 * (created - self.create[kind])
+        if len(spec.payload) >= _LEARN_CHARS:
+            self.per_char[kind] += 0.2 * (filled / len(spec.payload) - self.per_char[kind])
+
+
+_LEARN_CHARS = 200
+"""Shorter payloads say more about fixed costs than about the cost per character: not learned from."""
+_costs = _Costs()
+
+
 class _Stack:
     """Segment widgets in one layout, updated in place from segment specs."""
 
@@ -35,16 +66,25 @@ class _Stack:
         self.widgets: list[_SegmentWidget] = []
         self.specs: list[tuple[Segment, MarkdownTheme]] = []
 
-    def show(self, specs: list[Segment], theme: MarkdownTheme, deadline: float | None = None) -> bool:
+    def show(
+        self,
+        specs: list[Segment],
+        theme: MarkdownTheme,
+        deadline: float | None = None,
+        first_free: bool = True,
+    ) -> bool:
         """Show ``specs``; a widget already showing the same spec is left alone.
 
         Args:
             specs: what to show, top to bottom.
             theme: the theme they were rendered with.
-            deadline: ``time.perf_counter()`` after which no further segment is changed (at least
-                one is); None: all of them. With a deadline, new segment widgets are added hidden
-                (``MessageBody.held``): a half-done update costs no layout of the message and no
-                paint; they are shown together once everything is there.
+            deadline: ``time.perf_counter()`` by which the changes must be done: a segment is only
+                changed when its expected cost (``_Costs``) fits before it; None: all of them.
+                With a deadline, new segment widgets are added hidden (``MessageBody.held``): a
+                half-done update costs no layout of the message and no paint; they are shown
+                together once everything is there.
+            first_free: the first change is made even when it does not fit (so every call makes
+                progress); False when the caller made progress otherwise in this update.
 
         Returns:
             True when everything is shown; False when the deadline stopped it (call again: the
@@ -58,13 +98,19 @@ class _Stack:
                 old, old_theme = self.specs[i]
                 if (old is spec or old == spec) and old_theme == theme:
                     continue
-            if changed and deadline is not None and time.perf_counter() >= deadline:
-                return False
-            changed = True
             want = _KINDS[spec.kind]
+            donor = self.donor
+            donated = seg is None and donor is not None and bool(donor.widgets)
+            donated = donated and donor is not None and type(donor.widgets[0]) is want
+            creating = type(seg) is not want and not donated
+            if deadline is not None and (changed or not first_free):
+                if time.perf_counter() + _costs.estimate(spec, creating) >= deadline:
+                    return False
+            changed = True
+            began = time.perf_counter()
+            created: float | None = None
             if type(seg) is not want:
-                donor = self.donor
-                if seg is None and donor is not None and donor.widgets and type(donor.widgets[0]) is want:
+                if donated and donor is not None:
                     # The tail's widget showed what is now this closed segment: move it over, so a
                     # long paragraph shown as it streamed is not laid out again.
                     new = donor.widgets.pop(0)
@@ -76,6 +122,7 @@ class _Stack:
                         new.resize(owner.width(), new.height())  # the width it will have: laid out once
                     new.copy_message = owner.copy_message
                     new.setAccessibleName(owner.accessibleName())
+                    created = time.perf_counter() - began
                 if seg is None:
                     if deadline is not None:  # shown with the rest once all of it is there
                         new.hide()
@@ -88,12 +135,14 @@ class _Stack:
                     seg.deleteLater()
                     self.widgets[i] = new
                 seg = new
+            filling = time.perf_counter()
             if isinstance(seg, MarkdownView):
                 seg.set_edge_to_edge(spec.joined or bool(spec.copies))  # a long code block's pieces
                 seg.set_html(spec.payload, theme, spec.tables, spec.langs, spec.copies)
             else:
                 seg.set_color(theme.text)
                 seg.set_text(spec.payload)
+            _costs.learn(spec, created, time.perf_counter() - filling)
             seg.set_top_gap(spec.gap)
             if i < len(self.specs):
                 self.specs[i] = (spec, theme)
@@ -174,6 +223,7 @@ class MessageBody(QWidget):
         tail: list[Segment] | None = None,
         *,
         deadline: float | None = None,
+        first_free: bool = True,
     ) -> bool:
         """Show ``specs``, then ``tail`` (a streamed answer's open part); unchanged segments stay.
 
@@ -181,14 +231,17 @@ class MessageBody(QWidget):
             specs: the closed segments.
             theme: the theme they were rendered with.
             tail: the open tail's segments.
-            deadline: ``time.perf_counter()`` after which no further closed segment is changed
-                (at least one is); the tail follows only once the closed segments are all shown
-                (it continues their text). None: everything now.
+            deadline: ``time.perf_counter()`` by which the closed segments' changes must be done
+                (a change is only started when its expected cost fits); the tail follows only
+                once the closed segments are all shown (it continues their text). None:
+                everything now.
+            first_free: the first change is made even when it does not fit (progress); False
+                when the caller already made progress in this update (parsed or rendered).
 
         Returns:
             True when everything is shown (``pending`` is the opposite).
         """
-        done = self._closed.show(specs, theme, deadline)
+        done = self._closed.show(specs, theme, deadline, first_free)
         if done:
             self._tail.show(tail or [], theme)
             held, self.held = self.held, []
