@@ -239,12 +239,8 @@ class StreamedBody:
         if self._pending and (not worked or self._time_left()):
             self._drain()
             worked = True
+        self.worked = worked
         return worked
-
-    def _did_work(self, content: str) -> bool:
-        """``_work``, remembering in ``worked`` that this update parsed or rendered."""
-        self.worked = self._work(content)
-        return self.worked
 
     def _keep(self, shown: tuple[list[Segment], list[Segment]]) -> tuple[list[Segment], list[Segment]]:
         """Remember what this update returns (copies: the builder's list grows in place)."""
@@ -264,7 +260,7 @@ class StreamedBody:
         self._start_update()
         if self._deferred:
             self._deferred = False
-        elif self._did_work(content) and not self._time_left() and self._last is not None:
+        elif self._work(content) and not self._time_left() and self._last is not None:
             self._deferred = True
             return self._last
         if self.busy:
@@ -310,7 +306,7 @@ class StreamedBody:
         self._ending = True
         if self._deferred:
             self._deferred = False
-        elif self._did_work(content) and not self._time_left() and self._last is not None:
+        elif self._work(content) and not self._time_left() and self._last is not None:
             self._deferred = True
             return self._last
         if self.busy:

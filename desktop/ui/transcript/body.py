@@ -99,23 +99,21 @@ class _Stack:
                 if (old is spec or old == spec) and old_theme == theme:
                     continue
             want = _KINDS[spec.kind]
-            donor = self.donor
-            donated = seg is None and donor is not None and bool(donor.widgets)
-            donated = donated and donor is not None and type(donor.widgets[0]) is want
-            creating = type(seg) is not want and not donated
+            giver = self._giver(seg, want)
             if deadline is not None and (changed or not first_free):
+                creating = type(seg) is not want and giver is None
                 if time.perf_counter() + _costs.estimate(spec, creating) >= deadline:
                     return False
             changed = True
             began = time.perf_counter()
             created: float | None = None
             if type(seg) is not want:
-                if donated and donor is not None:
+                if giver is not None:
                     # The tail's widget showed what is now this closed segment: move it over, so a
                     # long paragraph shown as it streamed is not laid out again.
-                    new = donor.widgets.pop(0)
-                    donor.specs.pop(0)
-                    donor.layout.removeWidget(new)
+                    new = giver.widgets.pop(0)
+                    giver.specs.pop(0)
+                    giver.layout.removeWidget(new)
                 else:
                     new = want(owner)
                     if owner.isVisible() or owner.testAttribute(Qt.WidgetAttribute.WA_Resized):
@@ -135,6 +133,9 @@ class _Stack:
                     seg.deleteLater()
                     self.widgets[i] = new
                 seg = new
+            # What a fill costs is learned from new widgets and from segments whose text changed (a
+            # widget taken over from the tail, or a spec changed only in its gap, is filled for ~0).
+            grew = created is None and i < len(self.specs) and self.specs[i][0].payload != spec.payload
             filling = time.perf_counter()
             if isinstance(seg, MarkdownView):
                 seg.set_edge_to_edge(spec.joined or bool(spec.copies))  # a long code block's pieces
@@ -142,7 +143,8 @@ class _Stack:
             else:
                 seg.set_color(theme.text)
                 seg.set_text(spec.payload)
-            _costs.learn(spec, created, time.perf_counter() - filling)
+            if created is not None or grew:
+                _costs.learn(spec, created, time.perf_counter() - filling)
             seg.set_top_gap(spec.gap)
             if i < len(self.specs):
                 self.specs[i] = (spec, theme)
@@ -155,6 +157,14 @@ class _Stack:
         del self.widgets[len(specs) :]
         del self.specs[len(specs) :]
         return True
+
+    def _giver(self, seg: _SegmentWidget | None, want: type[_SegmentWidget]) -> _Stack | None:
+        """The stack whose first widget a new closed segment takes over (the tail's, when it showed
+        the segment's text in a widget of the kind it needs), else None."""
+        donor = self.donor
+        if seg is None and donor is not None and donor.widgets and type(donor.widgets[0]) is want:
+            return donor
+        return None
 
     def take(self) -> list[_SegmentWidget]:
         """Take every widget out of the stack (hidden, out of the layout) and hand them over."""
